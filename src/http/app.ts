@@ -1,0 +1,60 @@
+/**
+ * The root Elysia app: negotiation before routing, one onError that renders every failure as
+ * `{ title, status }`, `pretty` printing, and the modules under /v1.
+ */
+import { Elysia } from "elysia";
+import { openapi } from "@elysiajs/openapi";
+import { AppError } from "../lib/errors.ts";
+import { errorResponse, fromAppError, validationErrors } from "./errors.ts";
+import { negotiate } from "./negotiation.ts";
+import { routeTable } from "./routes-table.ts";
+import type { Deps } from "./context.ts";
+import { queueRoutes } from "../modules/queues/routes.ts";
+
+export type { Deps } from "./context.ts";
+
+const isPretty = (url: string) => {
+  const value = new URL(url).searchParams.get("pretty");
+  return value === "" || value === "true" || value === "1";
+};
+
+function render(value: unknown, request: Request, status: number, headers: Record<string, string>): Response {
+  const body = value === undefined ? "" : JSON.stringify(value, null, isPretty(request.url) ? 2 : undefined);
+  return new Response(body, { status, headers: { ...headers, "content-type": "application/json" } });
+}
+
+export function buildApp(deps: Deps) {
+  let allowed: (path: string) => string[] = () => [];
+  const app = new Elysia()
+    .onRequest(({ request }) => negotiate(request))
+    .onError(({ code, error, request }) => {
+      if (error instanceof AppError) return fromAppError(error);
+      if (code === "VALIDATION") return errorResponse(400, "The request does not have the expected shape.", validationErrors(error.type, error.all as any));
+      if (code === "PARSE") return errorResponse(400, "The body is not valid JSON.");
+      if (code === "NOT_FOUND") {
+        const methods = allowed(new URL(request.url).pathname);
+        if (methods.length) return errorResponse(405, `This path allows ${methods.join(", ")}.`, undefined, { allow: methods.join(", ") });
+        return errorResponse(404, "No such path.");
+      }
+      const requestId = crypto.randomUUID();
+      deps.log.error("unexpected error", { requestId, method: request.method, path: new URL(request.url).pathname, error: String((error as Error)?.stack ?? error) });
+      return errorResponse(500, `Unexpected error; request id ${requestId}.`);
+    })
+    .mapResponse(({ responseValue, request, set }) => {
+      if (responseValue instanceof Response) return responseValue;
+      return render(responseValue, request, typeof set.status === "number" ? set.status : 200, set.headers as Record<string, string>);
+    })
+    .get("/healthz", () => ({ status: "ok" }), { detail: { summary: "Liveness of the service (no key, no version prefix)" } })
+    .use(
+      openapi({
+        path: "/v1/openapi",
+        specPath: "/v1/openapi.json",
+        provider: null,
+        documentation: { info: { title: "fanout", version: deps.version, description: "Queue and message fan-out service" } },
+        exclude: { paths: ["/healthz"] },
+      }),
+    )
+    .group("/v1", (v1) => v1.use(queueRoutes(deps)));
+  allowed = routeTable(app.routes);
+  return app;
+}

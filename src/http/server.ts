@@ -1,0 +1,36 @@
+/**
+ * Bun.serve around the Elysia app: HTTP/1.1 and HTTP/2 on one TLS port by ALPN (or plain HTTP/1.1 and h2c with
+ * --no-tls). Paths without /v1 are served as v1 (PRODUCT §4) by rewriting them before routing.
+ */
+import type { Server } from "bun";
+import { errorResponse } from "./errors.ts";
+
+export type Tls = { cert: string; key: string } | null;
+export type ServerOptions = { host: string; port: number; tls: Tls; isStopping: () => boolean };
+type Fetch = (request: Request) => Response | Promise<Response>;
+
+const UNVERSIONED = new Set(["/healthz"]);
+
+export function withVersionPrefix(request: Request): Request {
+  const url = new URL(request.url);
+  if (url.pathname === "/v1" || url.pathname.startsWith("/v1/") || UNVERSIONED.has(url.pathname)) return request;
+  url.pathname = `/v1${url.pathname === "/" ? "" : url.pathname}`;
+  return new Request(url, request);
+}
+
+export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
+  return Bun.serve({
+    hostname: options.host,
+    port: options.port,
+    // Bun answers a longer body itself; the negotiation step answers bodies with a declared length first, in JSON.
+    maxRequestBodySize: 2 * 1024 * 1024,
+    ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
+    fetch(request) {
+      if (options.isStopping()) return errorResponse(503, "The service is shutting down.", undefined, { "retry-after": "5" });
+      return fetch(withVersionPrefix(request));
+    },
+    error(error) {
+      return errorResponse(500, "Unexpected error.");
+    },
+  } as any);
+}

@@ -1,0 +1,26 @@
+/**
+ * The error family services throw. `http/errors.ts` renders them; nothing below the HTTP layer knows about
+ * responses. `detail` is one sentence for a human and never carries a secret.
+ */
+export type FieldError = { path: string; message: string };
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail?: string,
+    readonly errors?: FieldError[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(detail ?? `status ${status}`);
+  }
+}
+
+export const badRequest = (detail: string, errors?: FieldError[]) => new AppError(400, detail, errors);
+export const unauthorized = (detail = "A valid X-API-KEY header is required.") => new AppError(401, detail);
+export const forbidden = (detail: string, headers?: Record<string, string>) => new AppError(403, detail, undefined, headers);
+export const notFound = (what: string) => new AppError(404, `${what} does not exist.`);
+export const conflict = (detail: string) => new AppError(409, detail);
+export const tooLarge = (detail: string) => new AppError(413, detail);
+export const unprocessable = (detail: string, errors?: FieldError[]) => new AppError(422, detail, errors);
+export const locked = (detail: string) => new AppError(423, detail);
+export const unavailable = (detail: string) => new AppError(503, detail, undefined, { "retry-after": "5" });

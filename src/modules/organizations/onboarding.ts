@@ -1,0 +1,22 @@
+/**
+ * Onboarding (SPEC 5.6, PRODUCT §3): an organization is made with its owner key, which holds every scope,
+ * the protected ones included. Used by `fanout serve` on an empty database and by `fanout orgs create`.
+ */
+import type { Org, Store } from "../../store/index.ts";
+import { newApiKeySecret, sha256Hex } from "../../lib/ids.ts";
+import { ownerScopes } from "../../http/scopes.ts";
+
+export type Onboarded = { org: Org; keyId: string; secret: string; generated: boolean };
+
+export async function createOrganization(store: Store, name: string, secret: string | undefined, now: number): Promise<Onboarded> {
+  const org = await store.orgs.create(name, now);
+  const key = secret ?? newApiKeySecret();
+  const owner = await store.apiKeys.create(org.id, { name: "owner", status: "enabled", scopes: ownerScopes(), hash: sha256Hex(key), owner: true }, now, null);
+  return { org, keyId: owner.id, secret: key, generated: secret === undefined };
+}
+
+/** On an empty database only: later starts find the organization already there and print no key. */
+export async function bootstrap(store: Store, name: string, secret: string | undefined, now: number): Promise<Onboarded | null> {
+  if ((await store.orgs.list()).length > 0) return null;
+  return createOrganization(store, name, secret, now);
+}

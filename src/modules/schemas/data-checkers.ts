@@ -1,0 +1,107 @@
+import type { Directive, FieldError, QueueMessageSchema } from "./message-schema.ts";
+import { codePointLength, isRecord, ownValue, pointerSegment } from "./json-values.ts";
+
+/**
+ * A precompiled check: pushes one error per failing path onto `errors` and never stops early, because a
+ * refused publish must list every failing path (PRODUCT §5).
+ */
+export type Check = (value: unknown, path: string, errors: FieldError[]) => void;
+
+/** Precondition: checkSchema(schema) returned []; an invalid pattern would throw here. */
+export function compileSchema(schema: QueueMessageSchema): Check {
+  return compileDirective({ type: "object", props: schema, strict: true, required: true });
+}
+
+function compileDirective(directive: Directive): Check {
+  const check = compileType(directive);
+  if (directive.required === false) {
+    return (value, path, errors) => {
+      if (value !== null && value !== undefined) check(value, path, errors);
+    };
+  }
+  return (value, path, errors) => {
+    if (value === null || value === undefined) errors.push({ path, message: "is required" });
+    else check(value, path, errors);
+  };
+}
+
+function compileType(directive: Directive): Check {
+  switch (directive.type) {
+    case "object":
+      return compileObject(directive.props, directive.strict !== false);
+    case "array":
+      return compileArray(directive.items);
+    case "string":
+      return compileString(directive);
+    case "number":
+      return compileNumber(directive.min ?? null, directive.max ?? null);
+  }
+}
+
+function compileObject(props: Record<string, Directive>, strict: boolean): Check {
+  const fields = Object.keys(props).map((name) => ({
+    name,
+    segment: pointerSegment(name),
+    check: compileDirective(props[name]!),
+  }));
+  const declared = new Set(fields.map((field) => field.name));
+  return (value, path, errors) => {
+    if (!isRecord(value)) {
+      errors.push({ path, message: "must be an object" });
+      return;
+    }
+    for (const field of fields) field.check(ownValue(value, field.name), path + field.segment, errors);
+    if (!strict) return;
+    for (const name of Object.keys(value)) {
+      if (!declared.has(name)) errors.push({ path: path + pointerSegment(name), message: "is not a declared property" });
+    }
+  };
+}
+
+function compileArray(items: Directive): Check {
+  const checkItem = compileDirective(items);
+  return (value, path, errors) => {
+    if (!Array.isArray(value)) {
+      errors.push({ path, message: "must be an array" });
+      return;
+    }
+    for (let i = 0; i < value.length; i++) checkItem(value[i], path + "/" + i, errors);
+  };
+}
+
+type StringDirective = Extract<Directive, { type: "string" }>;
+
+function compileString(directive: StringDirective): Check {
+  // No flags, as checkSchema compiles it: without g or y, .test() carries no lastIndex from one message to the next.
+  const pattern = directive.pattern == null ? null : new RegExp(directive.pattern);
+  const allowed = directive.enum == null ? null : new Set(directive.enum);
+  const allowedList = directive.enum?.map((value) => JSON.stringify(value)).join(", ");
+  const min = directive.min ?? null;
+  const max = directive.max ?? null;
+  return (value, path, errors) => {
+    if (typeof value !== "string") {
+      errors.push({ path, message: "must be a string" });
+      return;
+    }
+    if (min !== null || max !== null) {
+      const length = codePointLength(value);
+      if (min !== null && length < min) errors.push({ path, message: `must have at least ${min} characters` });
+      if (max !== null && length > max) errors.push({ path, message: `must have at most ${max} characters` });
+    }
+    if (pattern !== null && !pattern.test(value)) {
+      errors.push({ path, message: `must match the pattern ${directive.pattern}` });
+    }
+    if (allowed !== null && !allowed.has(value)) errors.push({ path, message: `must be one of ${allowedList}` });
+  };
+}
+
+function compileNumber(min: number | null, max: number | null): Check {
+  return (value, path, errors) => {
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      errors.push({ path, message: "must be a finite number" });
+      return;
+    }
+    if (min !== null && value < min) errors.push({ path, message: `must be at least ${min}` });
+    if (max !== null && value > max) errors.push({ path, message: `must be at most ${max}` });
+  };
+}

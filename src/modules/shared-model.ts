@@ -1,0 +1,15 @@
+/** TypeBox pieces shared by several modules' models. */
+import { t } from "elysia";
+
+/** ResourceName (PRODUCT §4): 1 to 128 characters, no control characters. */
+export const ResourceName = t.String({ minLength: 1, maxLength: 128, pattern: "^[^\\u0000-\\u001F\\u007F]+$", description: "1 to 128 characters, no control characters" });
+export const ResourceId = t.String({ minLength: 1, maxLength: 64, description: "opaque id assigned by the service" });
+export const LinkObject = t.Object({ href: t.String() });
+export const Links = t.Record(t.String(), LinkObject, { description: "`self` and one link per sub-resource" });
+export const PrettyQuery = { pretty: t.Optional(t.Boolean({ description: "indent the JSON response" })) };
+export const ErrorModel = t.Object({
+  title: t.String(),
+  status: t.Integer(),
+  detail: t.Optional(t.String()),
+  errors: t.Optional(t.Array(t.Object({ path: t.String(), message: t.String() }))),
+});

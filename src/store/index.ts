@@ -1,0 +1,189 @@
+/**
+ * The storage contract. Every backend (SQLite now, PostgreSQL later) implements it and passes test/store.
+ *
+ * Invariants every implementation keeps:
+ * - Every function over an organization's rows takes `orgId` first; rows of another organization are invisible
+ *   (they read as "not found"). The only unscoped reads are `apiKeys.authenticate` (a request has no
+ *   organization before its key is known) and the delivery worker's claim, which works across organizations.
+ * - Functions return Promises although bun:sqlite is synchronous, so a networked backend fits; each unit of work
+ *   is one call, because a bun:sqlite transaction callback cannot await.
+ * - Time is passed in (`now`, epoch ms); no SQL reads the clock.
+ * - Every successful write also records its usage event in the same transaction (no change without its event,
+ *   no event without its change). `actor` is the calling key.
+ * - Errors are AppErrors from lib/errors: 404 for an unknown id, 409 for a duplicate name.
+ */
+import type { QueueMessageSchema } from "../modules/schemas/message-schema.ts";
+import type { DeliveryStore } from "./deliveries.ts";
+
+export type Visible = "all" | readonly string[];
+export type Page = { offset: number; limit: number };
+export type Paged<T> = { items: T[]; total: number };
+export type Actor = { keyId: string; keyName: string };
+
+export type ScopeResource =
+  | "api_clients" | "api_keys" | "events" | "queues" | "listeners" | "messages" | "schemas" | "stats" | "subscriptions";
+export type Scope = { resource: ScopeResource; access: "read" | "write"; targets: string[] };
+
+export interface Org { id: string; name: string; createdAt: number }
+
+export interface ApiKey {
+  id: string;
+  orgId: string;
+  name: string;
+  status: "enabled" | "disabled";
+  scopes: Scope[];
+  owner: boolean;
+  createdAt: number;
+}
+
+export interface Queue {
+  id: string;
+  orgId: string;
+  name: string;
+  schema: QueueMessageSchema | null;
+  schemaId: string | null;
+  createdAt: number;
+}
+
+export type LivenessState = "pending" | "stable" | "unstable" | "down";
+
+export interface Listener {
+  id: string;
+  orgId: string;
+  queueId: string;
+  name: string;
+  notifyUrl: string;
+  livenessUrl: string;
+  liveness: { state: LivenessState; successCount: number; failureCount: number };
+  messages: { acknowledgedCount: number; missed: string[]; missedCount: number };
+  createdAt: number;
+}
+
+export interface Message {
+  id: string;
+  orgId: string;
+  queueId: string;
+  name: string | null;
+  data: unknown;
+  createdAt: number;
+}
+
+export type DeliveryState = "pending" | "sending" | "acknowledged" | "missed";
+
+/** Per listener delivery state of one message (GET one message). */
+export interface DeliveryStatus {
+  listenerId: string;
+  listenerName: string;
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  updatedAt: number;
+}
+
+export interface Attempt {
+  listenerId: string;
+  listenerName: string;
+  attempt: number;
+  attemptedAt: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+export interface UsageEvent {
+  id: string;
+  type: string;
+  storedAt: number;
+  orgId: string;
+  apiKey: { id: string; name: string } | null;
+  queue: { id: string; name: string } | null;
+  listener: { id: string; name: string } | null;
+  message: { id: string; name: string | null } | null;
+}
+
+export interface OrgStore {
+  create(name: string, now: number): Promise<Org>;
+  list(): Promise<Org[]>;
+  get(orgId: string): Promise<Org>;
+  rename(orgId: string, name: string, now: number, actor: Actor): Promise<Org>;
+}
+
+export type NewApiKey = { name: string; status: "enabled" | "disabled"; scopes: Scope[]; hash: string; owner: boolean };
+export type ApiKeyPatch = { name?: string; status?: "enabled" | "disabled"; scopes?: Scope[] };
+
+export interface ApiKeyStore {
+  create(orgId: string, key: NewApiKey, now: number, actor: Actor | null): Promise<ApiKey>;
+  list(orgId: string, page: Page): Promise<Paged<ApiKey>>;
+  get(orgId: string, id: string): Promise<ApiKey>;
+  update(orgId: string, id: string, patch: ApiKeyPatch, now: number, actor: Actor): Promise<ApiKey>;
+  delete(orgId: string, id: string, now: number, actor: Actor): Promise<void>;
+  /** The enabled or disabled key with this SHA-256 hash, or null. Unscoped: it is how a request finds its organization. */
+  authenticate(hash: string): Promise<ApiKey | null>;
+}
+
+export type QueueInput = { name: string; schema: QueueMessageSchema | null; schemaId: string | null };
+
+export interface QueueStore {
+  create(orgId: string, input: QueueInput, now: number, actor: Actor): Promise<Queue>;
+  list(orgId: string, visible: Visible, page: Page): Promise<Paged<Queue>>;
+  get(orgId: string, id: string): Promise<Queue>;
+  update(orgId: string, id: string, input: QueueInput, now: number, actor: Actor): Promise<Queue>;
+  /** Also removes its listeners, messages, deliveries and attempts. */
+  delete(orgId: string, id: string, now: number, actor: Actor): Promise<void>;
+  /** Names of the queue's listeners, for the queue's `_links`. */
+  listenerNames(orgId: string, id: string): Promise<{ id: string; name: string }[]>;
+}
+
+export type ListenerInput = { name: string; notifyUrl: string; livenessUrl: string };
+export type ListenerFilter = { queueId?: string; visible: Visible };
+export type ListenerSecrets = { current: string; previous: string | null; previousUntil: number | null };
+
+export interface ListenerStore {
+  create(orgId: string, queueId: string, input: ListenerInput & { secret: string }, now: number, actor: Actor): Promise<Listener>;
+  list(orgId: string, filter: ListenerFilter, page: Page): Promise<Paged<Listener>>;
+  get(orgId: string, queueId: string, id: string): Promise<Listener>;
+  update(orgId: string, queueId: string, id: string, patch: Partial<ListenerInput>, now: number, actor: Actor): Promise<Listener>;
+  /** Pending deliveries to it stop with it. */
+  delete(orgId: string, queueId: string, id: string, now: number, actor: Actor): Promise<void>;
+  secrets(orgId: string, queueId: string, id: string, now: number): Promise<ListenerSecrets>;
+  /** The old secret keeps signing until `previousUntil`. */
+  rotateSecret(orgId: string, queueId: string, id: string, secret: string, previousUntil: number, now: number): Promise<ListenerSecrets>;
+}
+
+export type MessageFilter = { queueId?: string; visible: Visible };
+
+export interface MessageStore {
+  /** Stores the message and, in the same transaction, one pending delivery per listener of the queue that exists now. */
+  publish(orgId: string, queueId: string, input: { name: string | null; data: string }, now: number, actor: Actor): Promise<Message>;
+  list(orgId: string, filter: MessageFilter, page: Page): Promise<Paged<Message>>;
+  get(orgId: string, queueId: string, id: string): Promise<Message>;
+  deliveries(orgId: string, queueId: string, id: string): Promise<DeliveryStatus[]>;
+  attempts(orgId: string, queueId: string, id: string): Promise<Attempt[]>;
+  rename(orgId: string, queueId: string, id: string, name: string | null, now: number, actor: Actor): Promise<Message>;
+  /** Pending deliveries of it stop with it. */
+  delete(orgId: string, queueId: string, id: string, now: number, actor: Actor): Promise<void>;
+}
+
+export type EventQuery = { prefix: string | null; after: { storedAt: number; id: string } | null; limit: number; since: number };
+
+export interface EventStore {
+  /** Events stored at or after `since`, ascending by (storedAt, id), strictly after `after`; one extra tells whether more remain. */
+  list(orgId: string, query: EventQuery): Promise<UsageEvent[]>;
+  /** Deletes events stored before `before`; returns how many. */
+  sweep(before: number): Promise<number>;
+}
+
+export interface Store {
+  orgs: OrgStore;
+  apiKeys: ApiKeyStore;
+  queues: QueueStore;
+  listeners: ListenerStore;
+  messages: MessageStore;
+  events: EventStore;
+  deliveries: DeliveryStore;
+  /** An online, consistent copy of the whole database into `file`. */
+  backup(file: string): Promise<void>;
+  close(): Promise<void>;
+}

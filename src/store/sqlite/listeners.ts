@@ -1,0 +1,101 @@
+import { and, asc, eq } from "drizzle-orm";
+import { listeners } from "./schema.ts";
+import { write, unique, recordEvent, countOf, visibleWhere, type Db, type Tx } from "./shared.ts";
+import { findQueue } from "./queues.ts";
+import { newId } from "../../lib/ids.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { Listener, ListenerSecrets, ListenerStore } from "../index.ts";
+
+type Row = typeof listeners.$inferSelect;
+const toListener = (r: Row): Listener => ({
+  id: r.id,
+  orgId: r.orgId,
+  queueId: r.queueId,
+  name: r.name,
+  notifyUrl: r.notifyUrl,
+  livenessUrl: r.livenessUrl,
+  liveness: { state: r.livenessState, successCount: r.successCount, failureCount: r.failureCount },
+  messages: { acknowledgedCount: r.acknowledgedCount, missed: JSON.parse(r.missed), missedCount: r.missedCount },
+  createdAt: r.createdAt,
+});
+
+function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
+  findQueue(tx, orgId, queueId);
+  const row = tx
+    .select()
+    .from(listeners)
+    .where(and(eq(listeners.orgId, orgId), eq(listeners.queueId, queueId), eq(listeners.id, id)))
+    .get();
+  if (!row) throw notFound("The listener");
+  return row;
+}
+
+/** The previous secret is reported only while its grace period lasts. */
+const toSecrets = (r: Row, now: number): ListenerSecrets =>
+  r.previousSecret && r.previousSecretUntil && r.previousSecretUntil > now
+    ? { current: r.secret, previous: r.previousSecret, previousUntil: r.previousSecretUntil }
+    : { current: r.secret, previous: null, previousUntil: null };
+
+const taken = (name: string) => `A listener named '${name}' already exists on this queue.`;
+
+export function listenerStore(db: Db): ListenerStore {
+  return {
+    async create(orgId, queueId, input, now, actor) {
+      return write(db, (tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const row = {
+          id: newId("listener"), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
+          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now,
+        };
+        unique(taken(input.name), () => tx.insert(listeners).values(row).run());
+        recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });
+        return toListener(findRow(tx, orgId, queueId, row.id));
+      });
+    },
+    async list(orgId, filter, page) {
+      const where = and(
+        eq(listeners.orgId, orgId),
+        filter.queueId ? eq(listeners.queueId, filter.queueId) : undefined,
+        visibleWhere(filter.visible, listeners.id, listeners.queueId),
+      );
+      if (filter.queueId) findQueue(db, orgId, filter.queueId);
+      const rows = db.select().from(listeners).where(where).orderBy(asc(listeners.seq)).limit(page.limit).offset(page.offset).all();
+      return { items: rows.map(toListener), total: countOf(db, listeners, where) };
+    },
+    async get(orgId, queueId, id) {
+      return toListener(findRow(db, orgId, queueId, id));
+    },
+    async update(orgId, queueId, id, patch, now, actor) {
+      return write(db, (tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        findRow(tx, orgId, queueId, id);
+        const set: Partial<Row> = {};
+        if (patch.name !== undefined) set.name = patch.name;
+        if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
+        if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
+        if (Object.keys(set).length) unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)).run());
+        const listener = toListener(findRow(tx, orgId, queueId, id));
+        recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
+        return listener;
+      });
+    },
+    async delete(orgId, queueId, id, now, actor) {
+      write(db, (tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const listener = findRow(tx, orgId, queueId, id);
+        tx.delete(listeners).where(eq(listeners.id, id)).run();
+        recordEvent(tx, orgId, "listener_deleted", now, actor, { queue, listener });
+      });
+    },
+    async secrets(orgId, queueId, id, now) {
+      return toSecrets(findRow(db, orgId, queueId, id), now);
+    },
+    async rotateSecret(orgId, queueId, id, secret, previousUntil, now) {
+      return write(db, (tx) => {
+        const row = findRow(tx, orgId, queueId, id);
+        tx.update(listeners).set({ secret, previousSecret: row.secret, previousSecretUntil: previousUntil }).where(eq(listeners.id, id)).run();
+        return toSecrets(findRow(tx, orgId, queueId, id), now);
+      });
+    },
+  };
+}

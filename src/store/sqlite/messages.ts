@@ -1,0 +1,113 @@
+import { and, asc, desc, eq, sql } from "drizzle-orm";
+import { messages, deliveries, listeners, attempts } from "./schema.ts";
+import { write, recordEvent, countOf, visibleWhere, type Db, type Tx } from "./shared.ts";
+import { findQueue } from "./queues.ts";
+import { newId } from "../../lib/ids.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { Message, MessageStore, Actor } from "../index.ts";
+
+type Row = typeof messages.$inferSelect;
+const toMessage = (r: Row): Message => ({
+  id: r.id,
+  orgId: r.orgId,
+  queueId: r.queueId,
+  name: r.name,
+  data: JSON.parse(r.data),
+  createdAt: r.createdAt,
+});
+
+function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
+  findQueue(tx, orgId, queueId);
+  const row = tx
+    .select()
+    .from(messages)
+    .where(and(eq(messages.orgId, orgId), eq(messages.queueId, queueId), eq(messages.id, id)))
+    .get();
+  if (!row) throw notFound("The message");
+  return row;
+}
+
+export type PublishInput = { orgId: string; queueId: string; name: string | null; data: string; now: number; actor: Actor };
+
+/**
+ * The message and its fan-out in one transaction: every listener of the queue that exists at this moment gets a
+ * pending delivery due now. A listener created after this commit cannot be in the set, whatever the clocks say.
+ */
+export function publishIn(tx: Tx, p: PublishInput): Message {
+  const queue = findQueue(tx, p.orgId, p.queueId);
+  const id = newId("message");
+  const { seq } = tx
+    .insert(messages)
+    .values({ id, orgId: p.orgId, queueId: p.queueId, name: p.name, data: p.data, createdAt: p.now })
+    .returning({ seq: messages.seq })
+    .get();
+  tx.run(sql`INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
+    SELECT ${p.orgId}, ${seq}, seq, 'pending', 0, ${p.now}, ${p.now}, ${p.now} FROM listeners WHERE queue_id = ${p.queueId}`);
+  recordEvent(tx, p.orgId, "message_added", p.now, p.actor, { queue, message: { id, name: p.name } });
+  return { id, orgId: p.orgId, queueId: p.queueId, name: p.name, data: JSON.parse(p.data), createdAt: p.now };
+}
+
+export function messageStore(db: Db): MessageStore {
+  return {
+    async publish(orgId, queueId, input, now, actor) {
+      return write(db, (tx) => publishIn(tx, { orgId, queueId, name: input.name, data: input.data, now, actor }));
+    },
+    async list(orgId, filter, page) {
+      const where = and(
+        eq(messages.orgId, orgId),
+        filter.queueId ? eq(messages.queueId, filter.queueId) : undefined,
+        visibleWhere(filter.visible, messages.id, messages.queueId),
+      );
+      if (filter.queueId) findQueue(db, orgId, filter.queueId);
+      const rows = db.select().from(messages).where(where).orderBy(asc(messages.seq)).limit(page.limit).offset(page.offset).all();
+      return { items: rows.map(toMessage), total: countOf(db, messages, where) };
+    },
+    async get(orgId, queueId, id) {
+      return toMessage(findRow(db, orgId, queueId, id));
+    },
+    async deliveries(orgId, queueId, id) {
+      const row = findRow(db, orgId, queueId, id);
+      return db
+        .select({
+          listenerId: listeners.id, listenerName: listeners.name, state: deliveries.state, attempts: deliveries.attempt,
+          nextAttemptAt: deliveries.nextAttemptAt, lastStatus: deliveries.lastStatus, lastError: deliveries.lastError, updatedAt: deliveries.updatedAt,
+        })
+        .from(deliveries)
+        .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
+        .where(eq(deliveries.messageSeq, row.seq))
+        .orderBy(asc(listeners.seq))
+        .all();
+    },
+    async attempts(orgId, queueId, id) {
+      const row = findRow(db, orgId, queueId, id);
+      return db
+        .select({
+          listenerId: listeners.id, listenerName: listeners.name, attempt: attempts.attempt, attemptedAt: attempts.attemptedAt,
+          statusCode: attempts.statusCode, durationMs: attempts.durationMs, error: attempts.error,
+        })
+        .from(attempts)
+        .innerJoin(deliveries, eq(deliveries.id, attempts.deliveryId))
+        .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
+        .where(eq(deliveries.messageSeq, row.seq))
+        .orderBy(desc(attempts.id))
+        .all();
+    },
+    async rename(orgId, queueId, id, name, now, actor) {
+      return write(db, (tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        findRow(tx, orgId, queueId, id);
+        tx.update(messages).set({ name }).where(eq(messages.id, id)).run();
+        recordEvent(tx, orgId, "message_updated", now, actor, { queue, message: { id, name } });
+        return toMessage(findRow(tx, orgId, queueId, id));
+      });
+    },
+    async delete(orgId, queueId, id, now, actor) {
+      write(db, (tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const row = findRow(tx, orgId, queueId, id);
+        tx.delete(messages).where(eq(messages.id, id)).run();
+        recordEvent(tx, orgId, "message_deleted", now, actor, { queue, message: { id, name: row.name } });
+      });
+    },
+  };
+}

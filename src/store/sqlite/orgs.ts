@@ -1,0 +1,40 @@
+import { eq, sql } from "drizzle-orm";
+import { orgs } from "./schema.ts";
+import { write, unique, recordEvent, type Db } from "./shared.ts";
+import { newId } from "../../lib/ids.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { OrgStore, Org } from "../index.ts";
+
+const toOrg = (r: typeof orgs.$inferSelect): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
+
+export function orgStore(db: Db): OrgStore {
+  const byId = db.select().from(orgs).where(eq(orgs.id, sql.placeholder("id"))).prepare();
+  const get = (id: string) => {
+    const row = byId.get({ id });
+    if (!row) throw notFound("The api client");
+    return toOrg(row);
+  };
+  return {
+    async create(name, now) {
+      const org = { id: newId("org"), name, createdAt: now };
+      unique(`An organization named '${name}' already exists.`, () => db.insert(orgs).values(org).run());
+      return org;
+    },
+    async list() {
+      return db.select().from(orgs).orderBy(orgs.createdAt).all().map(toOrg);
+    },
+    async get(orgId) {
+      return get(orgId);
+    },
+    async rename(orgId, name, now, actor) {
+      return write(db, (tx) => {
+        get(orgId);
+        unique(`An organization named '${name}' already exists.`, () =>
+          tx.update(orgs).set({ name }).where(eq(orgs.id, orgId)).run(),
+        );
+        recordEvent(tx, orgId, "api_client_updated", now, actor, {});
+        return get(orgId);
+      });
+    },
+  };
+}

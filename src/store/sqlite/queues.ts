@@ -1,0 +1,69 @@
+import { and, asc, eq } from "drizzle-orm";
+import { queues, listeners } from "./schema.ts";
+import { write, unique, recordEvent, countOf, visibleWhere, type Db, type Tx } from "./shared.ts";
+import { newId } from "../../lib/ids.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { Queue, QueueStore } from "../index.ts";
+
+type Row = typeof queues.$inferSelect;
+export const toQueue = (r: Row): Queue => ({
+  id: r.id,
+  orgId: r.orgId,
+  name: r.name,
+  schema: r.schema === null ? null : JSON.parse(r.schema),
+  schemaId: r.schemaId,
+  createdAt: r.createdAt,
+});
+
+export function findQueue(tx: Db | Tx, orgId: string, id: string): Queue {
+  const row = tx.select().from(queues).where(and(eq(queues.orgId, orgId), eq(queues.id, id))).get();
+  if (!row) throw notFound("The queue");
+  return toQueue(row);
+}
+
+const taken = (name: string) => `A queue named '${name}' already exists.`;
+
+export function queueStore(db: Db): QueueStore {
+  return {
+    async create(orgId, input, now, actor) {
+      return write(db, (tx) => {
+        const row = { id: newId("queue"), orgId, name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId, createdAt: now };
+        unique(taken(input.name), () => tx.insert(queues).values(row).run());
+        recordEvent(tx, orgId, "queue_added", now, actor, { queue: row });
+        return toQueue({ ...row, seq: 0 });
+      });
+    },
+    async list(orgId, visible, page) {
+      const where = and(eq(queues.orgId, orgId), visibleWhere(visible, queues.id));
+      const rows = db.select().from(queues).where(where).orderBy(asc(queues.seq)).limit(page.limit).offset(page.offset).all();
+      return { items: rows.map(toQueue), total: countOf(db, queues, where) };
+    },
+    async get(orgId, id) {
+      return findQueue(db, orgId, id);
+    },
+    async update(orgId, id, input, now, actor) {
+      return write(db, (tx) => {
+        findQueue(tx, orgId, id);
+        const set = { name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId };
+        unique(taken(input.name), () => tx.update(queues).set(set).where(eq(queues.id, id)).run());
+        recordEvent(tx, orgId, "queue_updated", now, actor, { queue: { id, name: input.name } });
+        return findQueue(tx, orgId, id);
+      });
+    },
+    async delete(orgId, id, now, actor) {
+      write(db, (tx) => {
+        const queue = findQueue(tx, orgId, id);
+        tx.delete(queues).where(eq(queues.id, id)).run();
+        recordEvent(tx, orgId, "queue_deleted", now, actor, { queue });
+      });
+    },
+    async listenerNames(orgId, id) {
+      return db
+        .select({ id: listeners.id, name: listeners.name })
+        .from(listeners)
+        .where(and(eq(listeners.orgId, orgId), eq(listeners.queueId, id)))
+        .orderBy(asc(listeners.seq))
+        .all();
+    },
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * Drizzle schema of the SQLite backend. drizzle-kit generates drizzle/*.sql from this file
+ * (`npm run db:generate`); the SQL is embedded into the binary by store/sqlite/migrations.ts.
+ *
+ * Tables that clients address carry a text `id` (opaque ResourceId) and, where insertion order matters,
+ * an integer `seq`: a listener receives only messages published after it was created, decided by the
+ * publish transaction, and lists are ordered by `seq` so paging is stable.
+ */
+import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const orgs = sqliteTable("orgs", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull().unique(),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    status: text("status", { enum: ["enabled", "disabled"] }).notNull(),
+    scopes: text("scopes").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    owner: integer("owner", { mode: "boolean" }).notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("api_keys_org").on(t.orgId, t.seq)],
+);
+
+export const queues = sqliteTable(
+  "queues",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    schema: text("schema"),
+    schemaId: text("schema_id"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("queues_org_name").on(t.orgId, t.name)],
+);
+
+export const listeners = sqliteTable(
+  "listeners",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull(),
+    queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    notifyUrl: text("notify_url").notNull(),
+    livenessUrl: text("liveness_url").notNull(),
+    secret: text("secret").notNull(),
+    previousSecret: text("previous_secret"),
+    previousSecretUntil: integer("previous_secret_until"),
+    livenessState: text("liveness_state", { enum: ["pending", "stable", "unstable", "down"] }).notNull(),
+    successCount: integer("success_count").notNull().default(0),
+    failureCount: integer("failure_count").notNull().default(0),
+    failuresInRow: integer("failures_in_row").notNull().default(0),
+    nextProbeAt: integer("next_probe_at").notNull(),
+    downSince: integer("down_since"),
+    // Counters are kept on the row, updated in the same transaction as the delivery transition that changes
+    // them, so GET of a listener stays O(1) however many deliveries it has had.
+    acknowledgedCount: integer("acknowledged_count").notNull().default(0),
+    missedCount: integer("missed_count").notNull().default(0),
+    missed: text("missed").notNull().default("[]"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("listeners_queue_name").on(t.queueId, t.name),
+    index("listeners_org").on(t.orgId, t.seq),
+    index("listeners_probe").on(t.nextProbeAt),
+  ],
+);
+
+export const messages = sqliteTable(
+  "messages",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull(),
+    queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
+    name: text("name"),
+    data: text("data").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("messages_queue").on(t.queueId, t.seq), index("messages_org").on(t.orgId, t.seq)],
+);
+
+export const deliveries = sqliteTable(
+  "deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: text("org_id").notNull(),
+    messageSeq: integer("message_seq").notNull().references(() => messages.seq, { onDelete: "cascade" }),
+    listenerSeq: integer("listener_seq").notNull().references(() => listeners.seq, { onDelete: "cascade" }),
+    state: text("state", { enum: ["pending", "sending", "acknowledged", "missed"] }).notNull(),
+    attempt: integer("attempt").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at"),
+    leaseOwner: text("lease_owner"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("deliveries_due").on(t.state, t.nextAttemptAt),
+    index("deliveries_message").on(t.messageSeq),
+    index("deliveries_listener").on(t.listenerSeq, t.state),
+  ],
+);
+
+export const attempts = sqliteTable(
+  "attempts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    deliveryId: integer("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    attemptedAt: integer("attempted_at").notNull(),
+    statusCode: integer("status_code"),
+    durationMs: integer("duration_ms").notNull(),
+    error: text("error"),
+    response: text("response"),
+  },
+  (t) => [index("attempts_delivery").on(t.deliveryId)],
+);
+
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    type: text("type").notNull(),
+    storedAt: integer("stored_at").notNull(),
+    apiKeyId: text("api_key_id"),
+    apiKeyName: text("api_key_name"),
+    queueId: text("queue_id"),
+    queueName: text("queue_name"),
+    listenerId: text("listener_id"),
+    listenerName: text("listener_name"),
+    messageId: text("message_id"),
+    messageName: text("message_name"),
+  },
+  (t) => [index("events_org_time").on(t.orgId, t.storedAt, t.id), index("events_time").on(t.storedAt)],
+);
