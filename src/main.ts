@@ -1,0 +1,27 @@
+/**
+ * Entry point: argv → configuration → command. Exit codes: 0 success, 1 failure at run time,
+ * 2 invalid configuration (one clear line on stderr).
+ */
+import { ConfigError, HELP_TEXT, loadConfig } from "./config.ts";
+import { runServe } from "./serve.ts";
+import { runCommand } from "./commands.ts";
+import { VERSION } from "./version.ts";
+
+async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  try {
+    const { command, config } = loadConfig(env, argv);
+    if (command.name === "help") return console.log(HELP_TEXT), 0;
+    if (command.name === "version") return console.log(`fanout ${VERSION}`), 0;
+    if (command.name === "serve") return await runServe(config);
+    return await runCommand(command, config, { out: (line) => console.log(line) });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`fanout: ${e.message}`);
+      return 2;
+    }
+    console.error(`fanout: ${(e as Error)?.message ?? e}`);
+    return 1;
+  }
+}
+
+process.exit(await main(process.argv.slice(2), process.env));

@@ -1,0 +1,42 @@
+/** The compiled executable, copied alone into an empty folder, runs the service end to end. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { $ } from "bun";
+import { PROTOS, ROOT, startFanout, tempDir, type Fanout } from "./harness.ts";
+
+let fanout: Fanout;
+let binary: string;
+
+beforeAll(async () => {
+  const built = join(ROOT, "dist/fanout");
+  // `npm test` builds first; a direct `bun test` builds here so the test never runs a stale or missing binary.
+  if (!existsSync(built)) await $`${process.execPath} ${join(ROOT, "scripts/build.ts")}`.cwd(ROOT).quiet();
+  binary = join(tempDir("fanout-bin-"), "fanout");
+  copyFileSync(built, binary);
+  fanout = await startFanout({ binary });
+}, 120_000);
+afterAll(async () => void (await fanout?.stop()));
+
+test("the binary alone prints its version", async () => {
+  const out = await $`${binary} version`.text();
+  expect(out.trim()).toMatch(/^fanout \d+\.\d+\.\d+$/);
+});
+
+test("the binary serves the API over HTTP/1.1 and HTTP/2 and stops cleanly", async () => {
+  for (const proto of PROTOS) {
+    const created = await fanout.call(proto, "POST", "/v1/queues", { body: { name: `bin-${proto}` } });
+    expect(created.status).toBe(200);
+    const got = await fanout.call(proto, "GET", `/v1/queues/${created.body.queue.id}`);
+    expect(got.body.queue.name).toBe(`bin-${proto}`);
+  }
+  expect(await fanout.stop()).toBe(0);
+});
+
+test("the binary rejects invalid configuration with exit code 2 and one line", async () => {
+  const proc = Bun.spawn([binary, "serve", "--durability", "sometimes"], { stderr: "pipe", stdout: "pipe" });
+  const stderr = await new Response(proc.stderr).text();
+  expect(await proc.exited).toBe(2);
+  expect(stderr.trim().split("\n")).toHaveLength(1);
+  expect(stderr).toContain("--durability");
+});
