@@ -1,3 +1,5 @@
+export {}; // a module, for top-level await
+
 /**
  * drizzle-kit writes migrations as files in drizzle/; a compiled binary cannot read files beside it, so this
  * writes src/store/sqlite/migrations.gen.ts, which imports each SQL file as text and is bundled with the code.

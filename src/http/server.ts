@@ -15,7 +15,7 @@ export function withVersionPrefix(request: Request): Request {
   const url = new URL(request.url);
   if (url.pathname === "/v1" || url.pathname.startsWith("/v1/") || UNVERSIONED.has(url.pathname)) return request;
   url.pathname = `/v1${url.pathname === "/" ? "" : url.pathname}`;
-  return new Request(url, request);
+  return new Request(url.toString(), request);
 }
 
 export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
@@ -25,11 +25,11 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
     // Bun answers a longer body itself; the negotiation step answers bodies with a declared length first, in JSON.
     maxRequestBodySize: 2 * 1024 * 1024,
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
-    fetch(request) {
+    fetch(request: Request) {
       if (options.isStopping()) return errorResponse(503, "The service is shutting down.", undefined, { "retry-after": "5" });
       return fetch(withVersionPrefix(request));
     },
-    error(error) {
+    error() {
       return errorResponse(500, "Unexpected error.");
     },
   } as any);
