@@ -104,7 +104,8 @@ export interface UsageEvent {
 }
 
 export interface OrgStore {
-  create(name: string, now: number): Promise<Org>;
+  /** With `owner`, the organization's owner key is made in the same transaction: no organization without its key. */
+  create(name: string, now: number, owner?: NewApiKey): Promise<Org>;
   list(): Promise<Org[]>;
   get(orgId: string): Promise<Org>;
   rename(orgId: string, name: string, now: number, actor: Actor): Promise<Org>;
@@ -148,8 +149,8 @@ export interface ListenerStore {
   /** Pending deliveries to it stop with it. */
   delete(orgId: string, queueId: string, id: string, now: number, actor: Actor): Promise<void>;
   secrets(orgId: string, queueId: string, id: string, now: number): Promise<ListenerSecrets>;
-  /** The old secret keeps signing until `previousUntil`. */
-  rotateSecret(orgId: string, queueId: string, id: string, secret: string, previousUntil: number, now: number): Promise<ListenerSecrets>;
+  /** The old secret keeps signing until `previousUntil`. With an `actor` it records `listener_updated`. */
+  rotateSecret(orgId: string, queueId: string, id: string, secret: string, previousUntil: number, now: number, actor?: Actor): Promise<ListenerSecrets>;
 }
 
 export type MessageFilter = { queueId?: string; visible: Visible };

@@ -24,6 +24,14 @@ for (const backend of BACKENDS) {
       expect((await store.orgs.list()).map((o) => o.name)).toEqual(["com.example.a", "com.example.b"]);
     });
 
+    test("an organization and its owner key are made together, or not at all", async () => {
+      const owner = { name: "owner", status: "enabled" as const, scopes: [], hash: "owner-hash", owner: true };
+      const org = await store.orgs.create("com.example.c", 1500, owner);
+      expect((await store.apiKeys.authenticate("owner-hash"))?.orgId).toBe(org.id);
+      expect(await status(store.orgs.create("com.example.c", 1600, { ...owner, hash: "second-hash" }))).toBe(409);
+      expect(await store.apiKeys.authenticate("second-hash")).toBeNull();
+    });
+
     test("rows of one organization are invisible to another", async () => {
       const q = await store.queues.create(a, { name: "q", schema: null, schemaId: null }, 2000, actor);
       expect(await status(store.queues.get(b, q.id))).toBe(404);

@@ -6,13 +6,12 @@ import type { Org, Store } from "../../store/index.ts";
 import { newApiKeySecret, sha256Hex } from "../../lib/ids.ts";
 import { ownerScopes } from "../../http/scopes.ts";
 
-export type Onboarded = { org: Org; keyId: string; secret: string; generated: boolean };
+export type Onboarded = { org: Org; secret: string; generated: boolean };
 
 export async function createOrganization(store: Store, name: string, secret: string | undefined, now: number): Promise<Onboarded> {
-  const org = await store.orgs.create(name, now);
   const key = secret ?? newApiKeySecret();
-  const owner = await store.apiKeys.create(org.id, { name: "owner", status: "enabled", scopes: ownerScopes(), hash: sha256Hex(key), owner: true }, now, null);
-  return { org, keyId: owner.id, secret: key, generated: secret === undefined };
+  const org = await store.orgs.create(name, now, { name: "owner", status: "enabled", scopes: ownerScopes(), hash: sha256Hex(key), owner: true });
+  return { org, secret: key, generated: secret === undefined };
 }
 
 /** On an empty database only: later starts find the organization already there and print no key. */

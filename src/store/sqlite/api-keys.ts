@@ -1,9 +1,9 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { apiKeys } from "./schema.ts";
-import { write, unique, recordEvent, countOf, type Db, type Tx } from "./shared.ts";
+import { write, recordEvent, countOf, type Db, type Tx } from "./shared.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
-import type { ApiKey, ApiKeyStore } from "../index.ts";
+import type { Actor, ApiKey, ApiKeyStore, NewApiKey } from "../index.ts";
 
 type Row = typeof apiKeys.$inferSelect;
 const toKey = (r: Row): ApiKey => ({
@@ -16,6 +16,14 @@ const toKey = (r: Row): ApiKey => ({
   createdAt: r.createdAt,
 });
 
+/** Inside the caller's transaction, so onboarding makes an organization and its owner key atomically. */
+export function insertKey(tx: Tx, orgId: string, key: NewApiKey, now: number, actor: Actor | null): string {
+  const row = { id: newId("key"), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash, owner: key.owner, createdAt: now };
+  tx.insert(apiKeys).values(row).run();
+  recordEvent(tx, orgId, "api_key_added", now, actor, { apiKey: { id: row.id, name: row.name } });
+  return row.id;
+}
+
 export function apiKeyStore(db: Db): ApiKeyStore {
   const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare();
   const find = (tx: Db | Tx, orgId: string, id: string): ApiKey => {
@@ -23,15 +31,9 @@ export function apiKeyStore(db: Db): ApiKeyStore {
     if (!row) throw notFound("The API key");
     return toKey(row);
   };
-  const taken = (name: string) => `An API key named '${name}' already exists.`;
   return {
     async create(orgId, key, now, actor) {
-      return write(db, (tx) => {
-        const row = { id: newId("key"), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash, owner: key.owner, createdAt: now };
-        unique(taken(key.name), () => tx.insert(apiKeys).values(row).run());
-        recordEvent(tx, orgId, "api_key_added", now, actor, { apiKey: { id: row.id, name: row.name } });
-        return find(tx, orgId, row.id);
-      });
+      return write(db, (tx) => find(tx, orgId, insertKey(tx, orgId, key, now, actor)));
     },
     async list(orgId, page) {
       const where = eq(apiKeys.orgId, orgId);
@@ -48,7 +50,7 @@ export function apiKeyStore(db: Db): ApiKeyStore {
         if (patch.name !== undefined) set.name = patch.name;
         if (patch.status !== undefined) set.status = patch.status;
         if (patch.scopes !== undefined) set.scopes = JSON.stringify(patch.scopes);
-        if (Object.keys(set).length) unique(taken(patch.name ?? ""), () => tx.update(apiKeys).set(set).where(eq(apiKeys.id, id)).run());
+        if (Object.keys(set).length) tx.update(apiKeys).set(set).where(eq(apiKeys.id, id)).run();
         const key = find(tx, orgId, id);
         recordEvent(tx, orgId, "api_key_updated", now, actor, { apiKey: { id, name: key.name } });
         return key;

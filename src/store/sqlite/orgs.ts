@@ -2,6 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import { orgs } from "./schema.ts";
 import { write, unique, recordEvent, type Db } from "./shared.ts";
 import { newId } from "../../lib/ids.ts";
+import { insertKey } from "./api-keys.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { OrgStore, Org } from "../index.ts";
 
@@ -15,10 +16,13 @@ export function orgStore(db: Db): OrgStore {
     return toOrg(row);
   };
   return {
-    async create(name, now) {
+    async create(name, now, owner) {
       const org = { id: newId("org"), name, createdAt: now };
-      unique(`An organization named '${name}' already exists.`, () => db.insert(orgs).values(org).run());
-      return org;
+      return write(db, (tx) => {
+        unique(`An organization named '${name}' already exists.`, () => tx.insert(orgs).values(org).run());
+        if (owner) insertKey(tx, org.id, owner, now, null);
+        return org;
+      });
     },
     async list() {
       return db.select().from(orgs).orderBy(orgs.createdAt).all().map(toOrg);
