@@ -11,6 +11,7 @@ import { buildApp } from "./http/app.ts";
 import { serve } from "./http/server.ts";
 import { loadTls } from "./http/tls.ts";
 import { startDelivery } from "./delivery/supervisor.ts";
+import { startEventSweep } from "./modules/events/sweep.ts";
 import { systemClock } from "./lib/clock.ts";
 import { consoleLogger } from "./lib/log.ts";
 import { VERSION } from "./version.ts";
@@ -21,9 +22,11 @@ export async function runServe(config: Config): Promise<number> {
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, store.path, config.db === ":memory:");
   const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION });
+  const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
-  const app = buildApp({ store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge() });
-  const server = serve(app.fetch, { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping });
+  const peers = new WeakMap<Request, string>();
+  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress: (r: Request) => peers.get(r) };
+  const server = serve(buildApp(deps).fetch, { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, peers });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
   printWelcome(config, url, store.path, tls.description, onboarded);
 
@@ -33,7 +36,7 @@ export async function runServe(config: Config): Promise<number> {
       stopping = true;
       log.info("shutting down", { signal });
       const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref());
-      await Promise.race([Promise.all([server.stop(false), delivery.stop()]), deadline]);
+      await Promise.race([Promise.all([server.stop(false), delivery.stop(), stopSweep()]), deadline]);
       server.stop(true);
       await store.close();
       log.info("stopped");

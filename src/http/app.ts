@@ -8,8 +8,14 @@ import { AppError } from "../lib/errors.ts";
 import { errorResponse, fromAppError, validationErrors } from "./errors.ts";
 import { negotiate } from "./negotiation.ts";
 import { routeTable } from "./routes-table.ts";
-import type { Deps } from "./context.ts";
+import { requestGate, type Deps } from "./context.ts";
+import { eventRoutes } from "../modules/events/routes.ts";
 import { queueRoutes } from "../modules/queues/routes.ts";
+import { apiKeyRoutes } from "../modules/api-keys/routes.ts";
+import { organizationRoutes } from "../modules/organizations/routes.ts";
+import { listenerRoutes } from "../modules/listeners/routes.ts";
+import { messageRoutes } from "../modules/messages/routes.ts";
+import { schemaRoutes } from "../modules/schemas/routes.ts";
 
 export type { Deps } from "./context.ts";
 
@@ -25,7 +31,9 @@ function render(value: unknown, request: Request, status: number, headers: Recor
 
 export function buildApp(deps: Deps) {
   let allowed: (path: string) => string[] = () => [];
-  const app = new Elysia()
+  // normalize off: an unknown body field is a 400 (a typo like `notify_ur1` must not pass silently), and
+  // responses must match their models exactly, which keeps the OpenAPI document honest.
+  const app = new Elysia({ normalize: false })
     .onRequest(({ request }) => negotiate(request))
     .onError(({ code, error, request }) => {
       if (error instanceof AppError) return fromAppError(error);
@@ -54,7 +62,12 @@ export function buildApp(deps: Deps) {
         exclude: { paths: ["/healthz"] },
       }),
     )
-    .group("/v1", (v1) => v1.use(queueRoutes(deps)));
+    .group("/v1", (v1) => v1
+      // Lockout, authentication and rate limit for every /v1 request, before routing; the API description stays open.
+      .use(requestGate(deps, { open: ["/v1/openapi", "/v1/openapi.json"] }))
+      .use(eventRoutes(deps))
+      .use(queueRoutes(deps)).use(apiKeyRoutes(deps)).use(organizationRoutes(deps))
+      .use(listenerRoutes(deps)).use(messageRoutes(deps)).use(schemaRoutes(deps)));
   allowed = routeTable(app.routes);
   return app;
 }

@@ -1,10 +1,20 @@
 /**
  * X-API-KEY → organization and scopes. The secret is hashed (SHA-256) and the hash looked up; the secret itself
  * is never compared, stored or logged. Unknown, disabled or missing keys are all 401 alike.
+ *
+ * The gate in front of every API request, in this order:
+ * 1. a locked client address gets 403 with Retry-After, whatever key it sends (SPEC 5.4), so a guesser learns
+ *    nothing more once locked;
+ * 2. authentication: a 401 counts one failure against the client address;
+ * 3. the rate limit of the authenticated key: its headers go on every response, 429 with Retry-After past it.
  */
 import type { ApiKey, Actor, Store } from "../store/index.ts";
+import type { Config } from "../config.ts";
+import type { Logger } from "../lib/log.ts";
 import { sha256Hex } from "../lib/ids.ts";
-import { unauthorized } from "../lib/errors.ts";
+import { AppError, forbidden, unauthorized } from "../lib/errors.ts";
+import { clientAddress, createLockout } from "./lockout.ts";
+import { createRateLimiter, rateLimitHeaders, retryAfterSeconds } from "./rate-limit.ts";
 
 export type Auth = { orgId: string; key: ApiKey; actor: Actor };
 
@@ -13,4 +23,52 @@ export async function authenticate(store: Store, header: string | null): Promise
   const key = await store.apiKeys.authenticate(sha256Hex(header));
   if (!key || key.status !== "enabled") throw unauthorized("The API key is unknown or disabled.");
   return { orgId: key.orgId, key, actor: { keyId: key.id, keyName: key.name } };
+}
+
+export type Admitted = { auth: Auth; headers: Record<string, string> };
+
+export interface Gate {
+  /** Admits one request or throws its 401, 403 or 429; `headers` (rate limit) belong on whatever answers it. */
+  admit(request: Request, peer: string | null, now: number): Promise<Admitted>;
+}
+
+type GateDeps = { store: Store; config: Pick<Config, "rateLimit" | "lockout" | "trustProxy">; log: Logger };
+
+/** One gate per app: its counters are in memory and shared by every route. */
+export function createGate({ store, config, log }: GateDeps): Gate {
+  const lockout = createLockout(config.lockout);
+  const limiter = config.rateLimit > 0 ? createRateLimiter({ limit: config.rateLimit }) : null;
+
+  async function authenticateFrom(address: string, request: Request, now: number): Promise<Auth> {
+    try {
+      return await authenticate(store, request.headers.get("x-api-key"));
+    } catch (e) {
+      if (e instanceof AppError && e.status === 401) {
+        const until = lockout.fail(address, now);
+        if (until) log.warn("client address locked out after failed authentications", { address, until: new Date(until).toISOString() });
+      }
+      throw e;
+    }
+  }
+
+  return {
+    async admit(request, peer, now) {
+      const address = clientAddress(peer, request.headers.get("x-forwarded-for"), config.trustProxy);
+      const lockedUntil = lockout.lockedUntil(address, now);
+      if (lockedUntil) {
+        throw forbidden("Too many failed authentications from this address; try again later.", { "retry-after": retryAfterSeconds(lockedUntil, now) });
+      }
+      const auth = await authenticateFrom(address, request, now);
+      if (!limiter) return { auth, headers: {} };
+      const decision = limiter.take(auth.key.id, now);
+      const headers = rateLimitHeaders(decision);
+      if (!decision.allowed) {
+        throw new AppError(429, "The rate limit of this API key is exhausted for this minute.", undefined, {
+          ...headers,
+          "retry-after": retryAfterSeconds(decision.resetAt, now),
+        });
+      }
+      return { auth, headers };
+    },
+  };
 }

@@ -6,7 +6,8 @@ import type { Server } from "bun";
 import { errorResponse } from "./errors.ts";
 
 export type Tls = { cert: string; key: string } | null;
-export type ServerOptions = { host: string; port: number; tls: Tls; isStopping: () => boolean };
+/** `peers` receives each routed request's socket address (for lockout): only the request Bun handed in knows it. */
+export type ServerOptions = { host: string; port: number; tls: Tls; isStopping: () => boolean; peers?: WeakMap<Request, string> };
 type Fetch = (request: Request) => Response | Promise<Response>;
 
 const UNVERSIONED = new Set(["/healthz"]);
@@ -25,9 +26,12 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
     // Bun answers a longer body itself; the negotiation step answers bodies with a declared length first, in JSON.
     maxRequestBodySize: 2 * 1024 * 1024,
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
-    fetch(request: Request) {
+    fetch(request: Request, server: Server<undefined>) {
       if (options.isStopping()) return errorResponse(503, "The service is shutting down.", undefined, { "retry-after": "5" });
-      return fetch(withVersionPrefix(request));
+      const routed = withVersionPrefix(request);
+      const peer = server.requestIP(request)?.address;
+      if (peer && options.peers) options.peers.set(routed, peer);
+      return fetch(routed);
     },
     error() {
       return errorResponse(500, "Unexpected error.");

@@ -11,8 +11,8 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdKind = "org" | "key" | "queue" | "listener" | "message" | "event";
-const PREFIX: Record<IdKind, string> = { org: "org", key: "key", queue: "q", listener: "lst", message: "msg", event: "evt" };
+export type IdKind = "org" | "key" | "queue" | "listener" | "message";
+const PREFIX: Record<IdKind, string> = { org: "org", key: "key", queue: "q", listener: "lst", message: "msg" };
 
 /** Ids are opaque to clients (SPEC 2.1); the prefix only helps a human reading logs. */
 export function newId(kind: IdKind): string {

@@ -51,9 +51,18 @@ for (const proto of PROTOS) {
       expect(bad.status).toBe(422);
       expect(bad.body.errors.length).toBeGreaterThanOrEqual(2);
 
+      const typo = await call("POST", "/v1/queues", { body: { nmae: unique() } });
+      expect(typo.status).toBe(400);
+      expect(typo.body.errors[0].path).toContain("nmae");
       const shape = await call("POST", "/v1/queues", { body: { name: 42 } });
       expect(shape).toMatchObject({ status: 400, body: { title: "Bad Request", status: 400 } });
       expect((await call("POST", "/v1/queues", { raw: "{not json" })).status).toBe(400);
+    });
+
+    test("a queue made without a body gets a name", async () => {
+      const made = await call("POST", "/v1/queues");
+      expect(made.status).toBe(200);
+      expect(made.body.queue.name).toMatch(/^queue-[0-9A-Za-z]{8}$/);
     });
 
     test("pages with Link and X-Total-Count", async () => {

@@ -2,9 +2,11 @@ import { Elysia, t } from "elysia";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
 import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
+import { Query } from "../shared-model.ts";
 import type { Queue } from "../../store/index.ts";
 import { QueueBody, QueueListResponse, QueueParams, QueueResponse } from "./model.ts";
 import * as service from "./service.ts";
+import { jsonOrEmpty } from "../../http/body.ts";
 
 const queuePath = (id: string) => `/queues/${id}`;
 
@@ -19,10 +21,11 @@ function queueView(origin: string, queue: Queue, listeners: { id: string; name: 
 export function queueRoutes(deps: Deps) {
   return new Elysia({ tags: ["queues"] } as any)
     .use(apiContext(deps))
-    .post("/queues", async ({ auth, body, origin, now }) => queueView(origin, await service.createQueue(deps, auth, body ?? {}, now), []), {
+    .post("/queues", async ({ auth, body, origin, now }) => queueView(origin, await service.createQueue(deps, auth, body, now), []), {
+      parse: jsonOrEmpty(),
       body: QueueBody,
       response: QueueResponse,
-      detail: { summary: "Create a queue", tags: ["queues"] },
+      detail: { summary: "Create a queue (the body is optional)", tags: ["queues"] },
     })
     .get(
       "/queues",
@@ -32,7 +35,7 @@ export function queueRoutes(deps: Deps) {
         Object.assign(set.headers, pagingHeaders(request, origin, page, total));
         return { queues: items.map((q) => ({ id: q.id, name: q.name })), _links: itemLinks(origin, "/queues", items, queuePath) };
       },
-      { query: t.Object(PagingQuery), response: QueueListResponse, detail: { summary: "List queues", tags: ["queues"] } },
+      { query: Query(PagingQuery), response: QueueListResponse, detail: { summary: "List queues", tags: ["queues"] } },
     )
     .get(
       "/queues/:queue_id",

@@ -1,6 +1,18 @@
-import { and, asc, eq, gt, gte, like, lt, or, sql } from "drizzle-orm";
+/**
+ * Usage events. `recordEvent` (shared.ts) writes them inside the transaction of the change they record, keyed
+ * by `nextEventKey`; this file reads and sweeps them.
+ *
+ * Paging promises "strictly after (stored_at, id)" (PRODUCT §7), so within an organization that pair must grow
+ * in commit order: else an event committed after a client read its page, but keyed before the page's end, would
+ * never be seen (the request's `now` is read before its transaction starts, and concurrent requests commit in
+ * any order). Write transactions are serialized (BEGIN IMMEDIATE), so reading the organization's last key inside
+ * the transaction and going past it is enough: `stored_at` never goes below the last one, and the id carries the
+ * time and a per-millisecond sequence in fixed-width base62, whose ASCII order is numeric order.
+ */
+import { and, asc, desc, eq, gt, gte, or, sql } from "drizzle-orm";
 import { events } from "./schema.ts";
-import type { Db } from "./shared.ts";
+import type { Db, Tx } from "./shared.ts";
+import { randomBase62 } from "../../lib/ids.ts";
 import type { EventStore, UsageEvent } from "../index.ts";
 
 type Row = typeof events.$inferSelect;
@@ -16,23 +28,78 @@ const toEvent = (r: Row): UsageEvent => ({
   message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
 });
 
+const DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const SEQ_LIMIT = 62 ** 4;
+
+function base62(n: number, width: number): string {
+  let out = "";
+  for (let i = 0; i < width; i++, n = Math.floor(n / 62)) out = DIGITS[n % 62] + out;
+  return out;
+}
+
+const fromBase62 = (text: string) => [...text].reduce((n, c) => n * 62 + DIGITS.indexOf(c), 0);
+
+/** `evt_` + stored_at (8) + sequence within that millisecond (4) + random (8), which keeps ids unique across organizations. */
+const eventId = (storedAt: number, seq: number) => `evt_${base62(storedAt, 8)}${base62(seq, 4)}${randomBase62(8)}`;
+
+/** The (stored_at, id) of the organization's next event: after its last one, whatever `now` says. */
+export function nextEventKey(tx: Tx, orgId: string, now: number): { id: string; storedAt: number } {
+  const last = tx
+    .select({ storedAt: events.storedAt, id: events.id })
+    .from(events)
+    .where(eq(events.orgId, orgId))
+    .orderBy(desc(events.storedAt), desc(events.id))
+    .limit(1)
+    .get();
+  if (!last || last.storedAt < now) return { id: eventId(now, 0), storedAt: now };
+  const storedAt = last.storedAt;
+  const sameMs = last.id.slice(4, 12) === base62(storedAt, 8);
+  const seq = sameMs ? fromBase62(last.id.slice(12, 16)) + 1 : SEQ_LIMIT;
+  const id = eventId(storedAt, seq);
+  // A full millisecond, or a last id of another shape: move on to the next millisecond.
+  if (seq >= SEQ_LIMIT || id <= last.id) return { id: eventId(storedAt + 1, 0), storedAt: storedAt + 1 };
+  return { id, storedAt };
+}
+
+/** Rows deleted per statement: small enough that one batch holds the write lock for a few milliseconds. */
+const SWEEP_BATCH = 2_000;
+
+/** Yields to the event loop between batches, so requests are served while a large backlog is swept. */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export function eventStore(db: Db): EventStore {
+  // Drizzle types bun-sqlite's run() as void; at run time it is bun:sqlite's { changes, lastInsertRowid }.
+  const sweepBatch = (before: number) => {
+    const batch = sql`rowid IN (SELECT rowid FROM ${events} WHERE ${events.storedAt} < ${before} LIMIT ${SWEEP_BATCH})`;
+    return (db.delete(events).where(batch).run() as unknown as { changes: number }).changes;
+  };
   return {
     async list(orgId, q) {
+      // The lower bound starts the (org_id, stored_at, id) index range at the cursor, so a deep page costs no
+      // more than the first; the OR then drops the cursor's own millisecond up to and including its id.
+      const from = q.after ? Math.max(q.since, q.after.storedAt) : q.since;
       const after = q.after
         ? or(gt(events.storedAt, q.after.storedAt), and(eq(events.storedAt, q.after.storedAt), gt(events.id, q.after.id)))
         : undefined;
+      // An exact prefix test: in LIKE, `_` would be a wildcard.
+      const prefix = q.prefix ? sql`substr(${events.type}, 1, ${q.prefix.length}) = ${q.prefix}` : undefined;
       const rows = db
         .select()
         .from(events)
-        .where(and(eq(events.orgId, orgId), gte(events.storedAt, q.since), q.prefix ? like(events.type, `${q.prefix}%`) : undefined, after))
+        .where(and(eq(events.orgId, orgId), gte(events.storedAt, from), prefix, after))
         .orderBy(asc(events.storedAt), asc(events.id))
         .limit(q.limit)
         .all();
       return rows.map(toEvent);
     },
     async sweep(before) {
-      return db.delete(events).where(lt(events.storedAt, before)).run().changes;
+      let total = 0;
+      for (;;) {
+        const deleted = sweepBatch(before);
+        total += deleted;
+        if (deleted < SWEEP_BATCH) return total;
+        await yieldToLoop();
+      }
     },
   };
 }

@@ -90,10 +90,12 @@ export function listenerStore(db: Db): ListenerStore {
     async secrets(orgId, queueId, id, now) {
       return toSecrets(findRow(db, orgId, queueId, id), now);
     },
-    async rotateSecret(orgId, queueId, id, secret, previousUntil, now) {
+    async rotateSecret(orgId, queueId, id, secret, previousUntil, now, actor) {
       return write(db, (tx) => {
+        const queue = findQueue(tx, orgId, queueId);
         const row = findRow(tx, orgId, queueId, id);
         tx.update(listeners).set({ secret, previousSecret: row.secret, previousSecretUntil: previousUntil }).where(eq(listeners.id, id)).run();
+        if (actor) recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener: row });
         return toSecrets(findRow(tx, orgId, queueId, id), now);
       });
     },

@@ -2,7 +2,7 @@ import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { inArray, or, sql, type SQL, type Column } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "./schema.ts";
-import { newId } from "../../lib/ids.ts";
+import { nextEventKey } from "./events.ts";
 import { conflict } from "../../lib/errors.ts";
 import type { Actor, Visible } from "../index.ts";
 
@@ -39,15 +39,19 @@ type EventRefs = {
   message?: { id: string; name: string | null } | null;
 };
 
-/** The usage event of a write, inside the write's transaction. `apiKey` defaults to the calling key. */
+/**
+ * The usage event of a write, inside the write's transaction. `apiKey` defaults to the calling key. Its key
+ * (stored_at, id) comes from `nextEventKey`, which keeps it growing in commit order for paging.
+ */
 export function recordEvent(tx: Tx, orgId: string, type: string, now: number, actor: Actor | null, refs: EventRefs): void {
   const key = refs.apiKey !== undefined ? refs.apiKey : actor ? { id: actor.keyId, name: actor.keyName } : null;
+  const { id, storedAt } = nextEventKey(tx, orgId, now);
   tx.insert(schema.events)
     .values({
-      id: newId("event"),
+      id,
       orgId,
       type,
-      storedAt: now,
+      storedAt,
       apiKeyId: key?.id ?? null,
       apiKeyName: key?.name ?? null,
       queueId: refs.queue?.id ?? null,

@@ -1,0 +1,50 @@
+import { Elysia } from "elysia";
+import { apiContext, type Deps } from "../../http/context.ts";
+import { link, type Links } from "../../http/links.ts";
+import type { UsageEvent } from "../../store/index.ts";
+import { EventsQuery, EventsResponse } from "./model.ts";
+import * as service from "./service.ts";
+
+/** SPEC 2.9 on the wire; `client` is the organization the event belongs to. */
+const eventView = (e: UsageEvent) => ({
+  id: e.id,
+  type: e.type,
+  stored_at: e.storedAt,
+  client: { id: e.orgId },
+  api_key: e.apiKey,
+  queue: e.queue,
+  listener: e.listener,
+  message: e.message,
+});
+
+/** `self` repeats the request's query; `next` keeps it and moves the cursor to the page's last event. */
+function eventLinks(origin: string, request: Request, page: service.EventsPage): Links {
+  const query = new URL(request.url).searchParams;
+  const at = (q: URLSearchParams) => link(origin, `/events${q.size ? `?${q}` : ""}`);
+  const _links: Links = { self: at(query) };
+  const last = page.events.at(-1);
+  if (page.more && last) {
+    const next = new URLSearchParams(query);
+    next.set("startAfter", String(last.storedAt));
+    next.set("startAfterId", last.id);
+    _links.next = at(next);
+  }
+  return _links;
+}
+
+export function eventRoutes(deps: Deps) {
+  return new Elysia({ tags: ["events"] } as any)
+    .use(apiContext(deps))
+    .get(
+      "/events",
+      async ({ auth, query, origin, request, now }) => {
+        const page = await service.listEvents(deps, auth, query, now);
+        return { events: page.events.map(eventView), _links: eventLinks(origin, request, page) };
+      },
+      {
+        query: EventsQuery,
+        response: EventsResponse,
+        detail: { summary: "Usage events of the last 24 hours, oldest first, paged by startAfter and startAfterId", tags: ["events"] },
+      },
+    );
+}

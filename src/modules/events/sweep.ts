@@ -1,0 +1,35 @@
+/**
+ * Events older than 24 hours are not kept (SPEC 8.1): a timer deletes them. Listing already hides them, so the
+ * sweep only bounds the table; the store deletes in small batches so a large backlog never stalls writers.
+ */
+import type { Store } from "../../store/index.ts";
+import type { Clock } from "../../lib/clock.ts";
+import type { Logger } from "../../lib/log.ts";
+import { EVENT_RETENTION_MS } from "./service.ts";
+
+export const SWEEP_EVERY_MS = 60_000;
+
+/**
+ * Sweeps once now and then every `everyMs`; runs never overlap. Returns the stop function, whose promise settles
+ * when a sweep in progress has finished, so the caller can close the store after it.
+ */
+export function startEventSweep(store: Store, clock: Clock, log: Logger, everyMs = SWEEP_EVERY_MS): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  const sweep = () => (running ??= sweepOnce().finally(() => (running = null)));
+  const sweepOnce = async () => {
+    try {
+      const deleted = await store.events.sweep(clock.now() - EVENT_RETENTION_MS);
+      if (deleted) log.info("swept old usage events", { deleted });
+    } catch (e) {
+      // A failed sweep only delays cleanup (listing filters by age anyway); the next tick tries again.
+      log.error("sweeping usage events failed", { error: String(e) });
+    }
+  };
+  void sweep();
+  const timer = setInterval(sweep, everyMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}

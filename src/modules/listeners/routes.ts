@@ -1,0 +1,142 @@
+import { Query } from "../shared-model.ts";
+import { Elysia, t } from "elysia";
+import { apiContext, type Deps } from "../../http/context.ts";
+import { itemLinks, link, type Links } from "../../http/links.ts";
+import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
+import { makeTargetPolicy, type TargetPolicy } from "../../delivery/egress.ts";
+import type { Listener, ListenerSecrets } from "../../store/index.ts";
+import * as m from "./model.ts";
+import * as service from "./service.ts";
+
+const listenerPath = (queueId: string, id: string) => `/queues/${queueId}/listeners/${id}`;
+// The body is empty, which no response model can say in OpenAPI, so the response is documented directly.
+const EMPTY_200 = { 200: { description: "Deleted; the body is empty" } };
+const tags = ["listeners"];
+const Pretty = Query();
+const ListQuery = Query(PagingQuery);
+
+export const fullListener = (l: Listener) => ({
+  id: l.id,
+  name: l.name,
+  notify_url: l.notifyUrl,
+  liveness_url: l.livenessUrl,
+  liveness: { state: l.liveness.state, success_count: l.liveness.successCount, failure_count: l.liveness.failureCount },
+  messages: { acknowledged_count: l.messages.acknowledgedCount, missed: l.messages.missed, missed_count: l.messages.missedCount },
+});
+
+/** A listener's `_links`: itself, its queue, and its secret (a sub-resource). */
+function listenerLinks(origin: string, l: Listener): Links {
+  const self = listenerPath(l.queueId, l.id);
+  return { self: link(origin, self), queue: link(origin, `/queues/${l.queueId}`), secret: link(origin, `${self}/secret`) };
+}
+
+/** The previous secret appears only while it still signs. */
+function secretView(origin: string, queueId: string, id: string, s: ListenerSecrets) {
+  const base = listenerPath(queueId, id);
+  const _links = { self: link(origin, `${base}/secret`), listener: link(origin, base), rotate: link(origin, `${base}/secret/rotate`) };
+  if (s.previous === null || s.previousUntil === null) return { secret: s.current, _links };
+  return { secret: s.current, previous_secret: s.previous, previous_secret_expires_at: s.previousUntil, _links };
+}
+
+/** Lists are filtered by the service to what the key may read. */
+function listRoutes(deps: Deps) {
+  return new Elysia({ tags } as any)
+    .use(apiContext(deps))
+    .get(
+      "/queues/:queue_id/listeners",
+      async ({ auth, params, query, origin, request, set }) => {
+        const page = pageOf(query);
+        const { items, total } = await service.listListeners(deps, auth, params.queue_id, page);
+        Object.assign(set.headers, pagingHeaders(request, origin, page, total));
+        const _links = itemLinks(origin, `/queues/${params.queue_id}/listeners`, items, (id) => listenerPath(params.queue_id, id));
+        return { listeners: items.map(fullListener), _links };
+      },
+      { params: m.QueueParams, query: ListQuery, response: m.ListenerListResponse, detail: { summary: "List a queue's listeners", tags } },
+    )
+    .get(
+      "/listeners",
+      async ({ auth, query, origin, request, set }) => {
+        const page = pageOf(query);
+        const { items, total } = await service.listListeners(deps, auth, undefined, page);
+        Object.assign(set.headers, pagingHeaders(request, origin, page, total));
+        const queueOf = new Map(items.map((l) => [l.id, l.queueId]));
+        const _links = itemLinks(origin, "/listeners", items, (id) => listenerPath(queueOf.get(id)!, id));
+        return { listeners: items.map(fullListener), _links };
+      },
+      { query: ListQuery, response: m.ListenerListResponse, detail: { summary: "List the listeners of all queues", tags } },
+    );
+}
+
+/**
+ * The parent holds no apiContext of its own: each child has one, and a second one above them would
+ * authenticate every request twice.
+ */
+export function listenerRoutes(deps: Deps) {
+  // Parsed once: the allow list is fixed for the process, and a bad entry already stopped startup in config.
+  const policy = makeTargetPolicy(deps.config.allowTargets);
+  return new Elysia().use(listRoutes(deps)).use(itemRoutes(deps, policy)).use(secretRoutes(deps));
+}
+
+function itemRoutes(deps: Deps, policy: TargetPolicy) {
+  return new Elysia({ tags } as any)
+    .use(apiContext(deps))
+    .post(
+      "/queues/:queue_id/listeners",
+      async ({ auth, params, body, origin, now }) => {
+        const { listener, secret } = await service.createListener(deps, policy, auth, params.queue_id, body, now);
+        return { listener: { id: listener.id, name: listener.name }, secret, _links: listenerLinks(origin, listener) };
+      },
+      {
+        params: m.QueueParams, query: Pretty, body: m.ListenerCreateBody, response: m.ListenerCreatedResponse,
+        detail: { summary: "Register a listener on a queue; the response carries its signing secret", tags },
+      },
+    )
+    .get(
+      "/queues/:queue_id/listeners/:listener_id",
+      async ({ auth, params, origin }) => {
+        const listener = await service.getListener(deps, auth, params.queue_id, params.listener_id);
+        return { listener: fullListener(listener), _links: listenerLinks(origin, listener) };
+      },
+      { params: m.ListenerParams, query: Pretty, response: m.ListenerResponse, detail: { summary: "Get a listener", tags } },
+    )
+    .put(
+      "/queues/:queue_id/listeners/:listener_id",
+      async ({ auth, params, body, origin, now }) => {
+        const listener = await service.updateListener(deps, policy, auth, params.queue_id, params.listener_id, body, now);
+        return { listener: { id: listener.id, name: listener.name }, _links: listenerLinks(origin, listener) };
+      },
+      {
+        params: m.ListenerParams, query: Pretty, body: m.ListenerUpdateBody, response: m.ListenerRefResponse,
+        detail: { summary: "Change a listener's name or URLs", tags },
+      },
+    )
+    .delete(
+      "/queues/:queue_id/listeners/:listener_id",
+      async ({ auth, params, now }) => {
+        await service.deleteListener(deps, auth, params.queue_id, params.listener_id, now);
+        return undefined;
+      },
+      { params: m.ListenerParams, query: Pretty, detail: { summary: "Delete a listener; its pending deliveries stop", tags, responses: EMPTY_200 } },
+    );
+}
+
+/** The signing secret, readable and rotatable on its own so a rotation needs no listener update. */
+function secretRoutes(deps: Deps) {
+  return new Elysia({ tags } as any)
+    .use(apiContext(deps))
+    .get(
+      "/queues/:queue_id/listeners/:listener_id/secret",
+      async ({ auth, params, origin, now }) =>
+        secretView(origin, params.queue_id, params.listener_id, await service.listenerSecrets(deps, auth, params.queue_id, params.listener_id, now)),
+      { params: m.ListenerParams, query: Pretty, response: m.SecretResponse, detail: { summary: "Get a listener's signing secret(s)", tags } },
+    )
+    .post(
+      "/queues/:queue_id/listeners/:listener_id/secret/rotate",
+      async ({ auth, params, origin, now }) =>
+        secretView(origin, params.queue_id, params.listener_id, await service.rotateListenerSecret(deps, auth, params.queue_id, params.listener_id, now)),
+      {
+        params: m.ListenerParams, query: Pretty, response: m.SecretResponse,
+        detail: { summary: "Rotate a listener's signing secret; the old one keeps signing for 24 hours", tags },
+      },
+    );
+}

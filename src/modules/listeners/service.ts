@@ -1,0 +1,85 @@
+import type { Deps } from "../../http/context.ts";
+import type { Auth } from "../../http/auth.ts";
+import { requireScope, visibleTo } from "../../http/scopes.ts";
+import { unprocessable, type FieldError } from "../../lib/errors.ts";
+import { newSecret } from "../../delivery/sign.ts";
+import { resolveTarget, type TargetPolicy } from "../../delivery/egress.ts";
+import type { Listener, ListenerInput, ListenerSecrets, Page } from "../../store/index.ts";
+
+export type ListenerCreate = { name: string; notify_url: string; liveness_url: string };
+export type ListenerUpdate = Partial<ListenerCreate>;
+
+/** The old secret keeps signing beside the new one this long after a rotation (PRODUCT §6). */
+export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/** These names are `_links` keys of their own in a queue response, so a listener called so would shadow them. */
+const RESERVED_NAMES = new Set(["self", "schema"]);
+
+/**
+ * Both URLs are resolved now (422 when refused) so a typo or an internal address is caught when saved; the
+ * delivery worker checks again at every connection, since DNS may change after this.
+ */
+async function checkTargets(policy: TargetPolicy, body: ListenerUpdate): Promise<void> {
+  const errors: FieldError[] = [];
+  if (body.name !== undefined && RESERVED_NAMES.has(body.name)) {
+    errors.push({ path: "/name", message: `'${body.name}' is reserved` });
+  }
+  const urls = (["notify_url", "liveness_url"] as const).filter((field) => body[field] !== undefined);
+  const targets = await Promise.all(urls.map((field) => resolveTarget(body[field]!, policy)));
+  targets.forEach((target, i) => {
+    if (!target.ok) errors.push({ path: `/${urls[i]}`, message: target.reason });
+  });
+  if (errors.length) throw unprocessable("The listener cannot be saved.", errors);
+}
+
+const toInput = (body: ListenerUpdate): Partial<ListenerInput> => {
+  const input: Partial<ListenerInput> = {};
+  if (body.name !== undefined) input.name = body.name;
+  if (body.notify_url !== undefined) input.notifyUrl = body.notify_url;
+  if (body.liveness_url !== undefined) input.livenessUrl = body.liveness_url;
+  return input;
+};
+
+export async function createListener(deps: Deps, policy: TargetPolicy, auth: Auth, queueId: string, body: ListenerCreate, now: number) {
+  requireScope(auth.key, "listeners", "write", [queueId]);
+  // An unknown queue answers 404 before a slow or failing DNS lookup could answer 422.
+  await deps.store.queues.get(auth.orgId, queueId);
+  await checkTargets(policy, body);
+  const secret = newSecret();
+  const input = { name: body.name, notifyUrl: body.notify_url, livenessUrl: body.liveness_url, secret };
+  const listener = await deps.store.listeners.create(auth.orgId, queueId, input, now, auth.actor);
+  return { listener, secret };
+}
+
+/** Lists are filtered to what the key may read; `queueId` absent means every queue of the organization. */
+export async function listListeners(deps: Deps, auth: Auth, queueId: string | undefined, page: Page) {
+  return deps.store.listeners.list(auth.orgId, { queueId, visible: visibleTo(auth.key, "listeners") }, page);
+}
+
+export async function getListener(deps: Deps, auth: Auth, queueId: string, id: string): Promise<Listener> {
+  requireScope(auth.key, "listeners", "read", [queueId, id]);
+  return deps.store.listeners.get(auth.orgId, queueId, id);
+}
+
+export async function updateListener(deps: Deps, policy: TargetPolicy, auth: Auth, queueId: string, id: string, body: ListenerUpdate, now: number) {
+  requireScope(auth.key, "listeners", "write", [queueId, id]);
+  // Unknown ids answer 404 before a slow or failing DNS lookup could answer 422.
+  await deps.store.listeners.get(auth.orgId, queueId, id);
+  await checkTargets(policy, body);
+  return deps.store.listeners.update(auth.orgId, queueId, id, toInput(body), now, auth.actor);
+}
+
+export async function deleteListener(deps: Deps, auth: Auth, queueId: string, id: string, now: number) {
+  requireScope(auth.key, "listeners", "write", [queueId, id]);
+  await deps.store.listeners.delete(auth.orgId, queueId, id, now, auth.actor);
+}
+
+export async function listenerSecrets(deps: Deps, auth: Auth, queueId: string, id: string, now: number): Promise<ListenerSecrets> {
+  requireScope(auth.key, "listeners", "read", [queueId, id]);
+  return deps.store.listeners.secrets(auth.orgId, queueId, id, now);
+}
+
+export async function rotateListenerSecret(deps: Deps, auth: Auth, queueId: string, id: string, now: number): Promise<ListenerSecrets> {
+  requireScope(auth.key, "listeners", "write", [queueId, id]);
+  return deps.store.listeners.rotateSecret(auth.orgId, queueId, id, newSecret(), now + ROTATION_GRACE_MS, now, auth.actor);
+}

@@ -1,0 +1,59 @@
+import { t } from "elysia";
+import { Links, ResourceName } from "../shared-model.ts";
+
+/**
+ * Any JSON value. Spelled out as a union rather than t.Unknown because TypeBox lets an Unknown property be
+ * absent, and `data` is required whenever a body is sent (SPEC row 15).
+ */
+export const MessageData = t.Union(
+  [t.Null(), t.Boolean(), t.Number(), t.String(), t.Array(t.Unknown()), t.Record(t.String(), t.Unknown())],
+  { description: "any JSON value; on a queue with a schema, a string is parsed as JSON and the parsed value is checked" },
+);
+
+export const MessageCreateBody = t.Object(
+  { name: t.Optional(ResourceName), data: MessageData },
+  { additionalProperties: false, description: "optional: a request without a body publishes a message with null data" },
+);
+
+export const MessageUpdateBody = t.Object(
+  { name: t.Optional(t.Union([ResourceName, t.Null()], { description: "null removes the name; absent keeps it" })) },
+  { additionalProperties: false, description: "optional: without a body nothing changes" },
+);
+
+export const QueueParams = t.Object({ queue_id: t.String() });
+export const MessageParams = t.Object({ queue_id: t.String(), message_id: t.String() });
+
+const MessageRef = t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) });
+const ListenerRef = t.Object({ id: t.String(), name: t.String() });
+const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
+
+const Delivery = t.Object({
+  listener: ListenerRef,
+  state: t.Union([t.Literal("pending"), t.Literal("sending"), t.Literal("acknowledged"), t.Literal("missed")]),
+  attempts: t.Integer({ description: "attempts made so far" }),
+  next_attempt_at: Nullable(t.Integer({ description: "epoch ms" })),
+  last_status: Nullable(t.Integer({ description: "HTTP status of the last attempt" })),
+  last_error: Nullable(t.String({ description: "why the last attempt failed without a status" })),
+});
+
+const MessageFull = t.Object({
+  id: t.String(),
+  name: t.Union([t.String(), t.Null()]),
+  data: t.Unknown({ description: "the data as published (a string stays a string)" }),
+  created_at: t.Integer({ description: "epoch ms" }),
+  deliveries: t.Array(Delivery, { description: "one per listener that existed when the message was published" }),
+});
+
+const Attempt = t.Object({
+  listener: ListenerRef,
+  attempt: t.Integer(),
+  attempted_at: t.Integer({ description: "epoch ms" }),
+  status_code: Nullable(t.Integer()),
+  duration_ms: t.Integer(),
+  error: Nullable(t.String()),
+});
+
+export const MessageRefResponse = t.Object({ message: MessageRef, _links: Links });
+export const MessageResponse = t.Object({ message: MessageFull, _links: Links });
+export const MessageListResponse = t.Object({ messages: t.Array(MessageRef), _links: Links });
+export const AttemptListResponse = t.Object({ attempts: t.Array(Attempt, { description: "newest first" }), _links: Links });

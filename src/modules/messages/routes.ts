@@ -1,0 +1,139 @@
+import { Elysia, t } from "elysia";
+import { apiContext, type Deps } from "../../http/context.ts";
+import { itemLinks, link, type Links } from "../../http/links.ts";
+import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
+import type { Attempt, DeliveryStatus, Message } from "../../store/index.ts";
+import { Query } from "../shared-model.ts";
+import * as m from "./model.ts";
+import * as service from "./service.ts";
+import { jsonOrEmpty } from "../../http/body.ts";
+
+const messagePath = (queueId: string, id: string) => `/queues/${queueId}/messages/${id}`;
+// The body is empty, which no response model can say in OpenAPI, so the response is documented directly.
+const EMPTY_200 = { 200: { description: "Deleted; the body is empty" } };
+const tags = ["messages"];
+const Pretty = Query();
+const ListQuery = Query(PagingQuery);
+
+const ref = (msg: Message) => ({ id: msg.id, name: msg.name });
+
+/** A message's `_links`: itself, its queue, and its attempts (a sub-resource). */
+function messageLinks(origin: string, queueId: string, id: string): Links {
+  const self = messagePath(queueId, id);
+  return { self: link(origin, self), queue: link(origin, `/queues/${queueId}`), attempts: link(origin, `${self}/attempts`) };
+}
+
+const deliveryView = (d: DeliveryStatus) => ({
+  listener: { id: d.listenerId, name: d.listenerName },
+  state: d.state,
+  attempts: d.attempts,
+  next_attempt_at: d.nextAttemptAt,
+  last_status: d.lastStatus,
+  last_error: d.lastError,
+});
+
+const attemptView = (a: Attempt) => ({
+  listener: { id: a.listenerId, name: a.listenerName },
+  attempt: a.attempt,
+  attempted_at: a.attemptedAt,
+  status_code: a.statusCode,
+  duration_ms: a.durationMs,
+  error: a.error,
+});
+
+function messageList(deps: Deps) {
+  return new Elysia({ tags } as any)
+    .use(apiContext(deps))
+    .get(
+      "/queues/:queue_id/messages",
+      async ({ auth, params, query, origin, request, set }) => {
+        const page = pageOf(query);
+        const { items, total } = await service.listMessages(deps, auth, params.queue_id, page);
+        Object.assign(set.headers, pagingHeaders(request, origin, page, total));
+        const _links = itemLinks(origin, `/queues/${params.queue_id}/messages`, items, (id) => messagePath(params.queue_id, id));
+        return { messages: items.map(ref), _links };
+      },
+      { params: m.QueueParams, query: ListQuery, response: m.MessageListResponse, detail: { summary: "List a queue's messages", tags } },
+    )
+    .get(
+      "/messages",
+      async ({ auth, query, origin, request, set }) => {
+        const page = pageOf(query);
+        const { items, total } = await service.listMessages(deps, auth, undefined, page);
+        Object.assign(set.headers, pagingHeaders(request, origin, page, total));
+        const queueOf = new Map(items.map((msg) => [msg.id, msg.queueId]));
+        const _links = itemLinks(origin, "/messages", items, (id) => messagePath(queueOf.get(id)!, id));
+        return { messages: items.map(ref), _links };
+      },
+      { query: ListQuery, response: m.MessageListResponse, detail: { summary: "List the messages of all queues", tags } },
+    );
+}
+
+function messageItem(deps: Deps) {
+  return new Elysia({ tags } as any)
+    .use(apiContext(deps))
+    .get(
+      "/queues/:queue_id/messages/:message_id",
+      async ({ auth, params, origin }) => {
+        const { message, deliveries } = await service.getMessage(deps, auth, params.queue_id, params.message_id);
+        const view = { ...ref(message), data: message.data, created_at: message.createdAt, deliveries: deliveries.map(deliveryView) };
+        return { message: view, _links: messageLinks(origin, params.queue_id, message.id) };
+      },
+      {
+        params: m.MessageParams, query: Pretty, response: m.MessageResponse,
+        detail: { summary: "Get a message with its data and its delivery state per listener", tags },
+      },
+    )
+    .get(
+      "/queues/:queue_id/messages/:message_id/attempts",
+      async ({ auth, params, origin }) => {
+        const attempts = await service.messageAttempts(deps, auth, params.queue_id, params.message_id);
+        const self = `${messagePath(params.queue_id, params.message_id)}/attempts`;
+        return { attempts: attempts.map(attemptView), _links: { self: link(origin, self), message: link(origin, messagePath(params.queue_id, params.message_id)) } };
+      },
+      { params: m.MessageParams, query: Pretty, response: m.AttemptListResponse, detail: { summary: "List a message's delivery attempts", tags } },
+    );
+}
+
+/**
+ * The parent holds no apiContext of its own: each child has one, and a second one above them would
+ * authenticate every request twice.
+ */
+export function messageRoutes(deps: Deps) {
+  return new Elysia().use(messageList(deps)).use(messageItem(deps)).use(messageWrites(deps));
+}
+
+function messageWrites(deps: Deps) {
+  return new Elysia({ tags } as any)
+    .use(apiContext(deps))
+    .post(
+      "/queues/:queue_id/messages",
+      async ({ auth, params, body, origin, now }) => {
+        const message = await service.publishMessage(deps, auth, params.queue_id, body, now);
+        return { message: ref(message), _links: messageLinks(origin, params.queue_id, message.id) };
+      },
+      {
+        parse: jsonOrEmpty({ data: null }), params: m.QueueParams, query: Pretty, body: m.MessageCreateBody, response: m.MessageRefResponse,
+        detail: { summary: "Publish a message to a queue's listeners", tags },
+      },
+    )
+    .put(
+      "/queues/:queue_id/messages/:message_id",
+      async ({ auth, params, body, origin, now }) => {
+        const message = await service.renameMessage(deps, auth, params.queue_id, params.message_id, body, now);
+        return { message: ref(message), _links: messageLinks(origin, params.queue_id, message.id) };
+      },
+      {
+        parse: jsonOrEmpty({}), params: m.MessageParams, query: Pretty, body: m.MessageUpdateBody, response: m.MessageRefResponse,
+        detail: { summary: "Rename a message", tags },
+      },
+    )
+    .delete(
+      "/queues/:queue_id/messages/:message_id",
+      async ({ auth, params, now }) => {
+        await service.deleteMessage(deps, auth, params.queue_id, params.message_id, now);
+        return undefined;
+      },
+      { params: m.MessageParams, query: Pretty, detail: { summary: "Delete a message; its pending deliveries stop", tags, responses: EMPTY_200 } },
+    );
+}

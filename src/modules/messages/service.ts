@@ -1,0 +1,74 @@
+import type { Deps } from "../../http/context.ts";
+import type { Auth } from "../../http/auth.ts";
+import { requireScope, visibleTo } from "../../http/scopes.ts";
+import { tooLarge, unprocessable } from "../../lib/errors.ts";
+import type { Message, Page, Queue } from "../../store/index.ts";
+import { validateData } from "../schemas/message-schema.ts";
+
+export type MessageCreate = { name?: string; data: unknown };
+export type MessageUpdate = { name?: string | null };
+
+/** Size first (cheap, and bounds what the checker walks), then the queue's schema with every failing path. */
+function checkData(deps: Deps, queue: Queue, data: unknown, text: string): void {
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > deps.config.maxMessageBytes) {
+    throw tooLarge(`The data is ${bytes} bytes serialized; the limit is ${deps.config.maxMessageBytes}.`);
+  }
+  if (queue.schema === null || queue.schemaId === null) return;
+  const result = validateData(queue.schema, queue.schemaId, data);
+  if (!result.ok) {
+    throw unprocessable("The data does not match the queue's schema.", result.errors.map((e) => ({ path: `/data${e.path}`, message: e.message })));
+  }
+}
+
+/**
+ * The messages scope on the queue is all a publisher needs: the queue is read from the store for its schema
+ * without asking for the queues scope, so a key may publish to a queue it cannot otherwise see.
+ * The stored text is the data exactly as sent, a JSON-in-a-string included, so listeners get what was published.
+ */
+export async function publishMessage(deps: Deps, auth: Auth, queueId: string, body: MessageCreate, now: number): Promise<Message> {
+  requireScope(auth.key, "messages", "write", [queueId]);
+  const queue = await deps.store.queues.get(auth.orgId, queueId);
+  const text = JSON.stringify(body.data);
+  checkData(deps, queue, body.data, text);
+  const message = await deps.store.messages.publish(auth.orgId, queueId, { name: body.name ?? null, data: text }, now, auth.actor);
+  try {
+    deps.nudge();
+  } catch (e) {
+    // The message is committed and the worker's polling will find it; failing the request now would make
+    // the client publish it twice.
+    deps.log.warn("could not nudge the delivery worker", { error: String(e) });
+  }
+  return message;
+}
+
+/** Lists are filtered to what the key may read; `queueId` absent means every queue of the organization. */
+export async function listMessages(deps: Deps, auth: Auth, queueId: string | undefined, page: Page) {
+  return deps.store.messages.list(auth.orgId, { queueId, visible: visibleTo(auth.key, "messages") }, page);
+}
+
+export async function getMessage(deps: Deps, auth: Auth, queueId: string, id: string) {
+  requireScope(auth.key, "messages", "read", [queueId, id]);
+  const [message, deliveries] = await Promise.all([
+    deps.store.messages.get(auth.orgId, queueId, id),
+    deps.store.messages.deliveries(auth.orgId, queueId, id),
+  ]);
+  return { message, deliveries };
+}
+
+export async function messageAttempts(deps: Deps, auth: Auth, queueId: string, id: string) {
+  requireScope(auth.key, "messages", "read", [queueId, id]);
+  return deps.store.messages.attempts(auth.orgId, queueId, id);
+}
+
+/** Only the name is mutable: given, it replaces; null removes it; absent (or no body) keeps it. */
+export async function renameMessage(deps: Deps, auth: Auth, queueId: string, id: string, body: MessageUpdate, now: number): Promise<Message> {
+  requireScope(auth.key, "messages", "write", [queueId, id]);
+  const name = body.name !== undefined ? body.name : (await deps.store.messages.get(auth.orgId, queueId, id)).name;
+  return deps.store.messages.rename(auth.orgId, queueId, id, name, now, auth.actor);
+}
+
+export async function deleteMessage(deps: Deps, auth: Auth, queueId: string, id: string, now: number) {
+  requireScope(auth.key, "messages", "write", [queueId, id]);
+  await deps.store.messages.delete(auth.orgId, queueId, id, now, auth.actor);
+}

@@ -1,0 +1,35 @@
+import { Elysia } from "elysia";
+import { apiContext, type Deps } from "../../http/context.ts";
+import { link } from "../../http/links.ts";
+import type { Org } from "../../store/index.ts";
+import { ApiClientBody, ApiClientParams, ApiClientResponse } from "./model.ts";
+import * as service from "./service.ts";
+import { jsonOrEmpty } from "../../http/body.ts";
+
+/** `self`, plus the organization's collections so a client can navigate from it (SPEC 9.4). */
+const clientView = (origin: string, org: Org) => ({
+  api_client: { id: org.id, name: org.name },
+  _links: { self: link(origin, `/api_clients/${org.id}`), api_keys: link(origin, "/api_keys"), queues: link(origin, "/queues") },
+});
+
+export function organizationRoutes(deps: Deps) {
+  return new Elysia({ tags: ["api_clients"] } as any)
+    .use(apiContext(deps))
+    .get("/api_clients/:api_client_id", async ({ auth, params, origin }) => clientView(origin, await service.getApiClient(deps, auth, params.api_client_id)), {
+      params: ApiClientParams,
+      response: ApiClientResponse,
+      detail: { summary: "Get an api client (organization)", tags: ["api_clients"] },
+    })
+    .put(
+      "/api_clients/:api_client_id",
+      async ({ auth, params, body, origin, now }) =>
+        clientView(origin, await service.updateApiClient(deps, auth, params.api_client_id, body, now)),
+      {
+        params: ApiClientParams,
+        body: ApiClientBody,
+        parse: jsonOrEmpty(),
+        response: ApiClientResponse,
+        detail: { summary: "Rename an api client (organization)", tags: ["api_clients"] },
+      },
+    );
+}
