@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Links, PrettyQuery } from "../shared-model.ts";
+import { Links, Query } from "../shared-model.ts";
 
 /** PRODUCT §7: each category is a type prefix; `all` (the default) also holds api_client_updated. */
 export const EventCategory = t.Union([t.Literal("all"), t.Literal("api_keys"), t.Literal("listeners"), t.Literal("messages"), t.Literal("queues")], {
@@ -9,12 +9,11 @@ export const EventCategory = t.Union([t.Literal("all"), t.Literal("api_keys"), t
 export const MAX_EVENT_LIMIT = 1000;
 export const DEFAULT_EVENT_LIMIT = 100;
 
-export const EventsQuery = t.Object({
+export const EventsQuery = Query({
   events: t.Optional(EventCategory),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_EVENT_LIMIT, description: `events per page (default ${DEFAULT_EVENT_LIMIT})` })),
   startAfter: t.Optional(t.Integer({ minimum: 0, description: "stored_at (epoch ms) of the last event seen; only with startAfterId" })),
   startAfterId: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "id of the last event seen; only with startAfter" })),
-  ...PrettyQuery,
 });
 
 const Ref = t.Union([t.Object({ id: t.String(), name: t.String() }), t.Null()]);
