@@ -24,3 +24,10 @@ export const tooLarge = (detail: string) => new AppError(413, detail);
 export const unprocessable = (detail: string, errors?: FieldError[]) => new AppError(422, detail, errors);
 export const locked = (detail: string) => new AppError(423, detail);
 export const unavailable = (detail: string) => new AppError(503, detail, undefined, { "retry-after": "5" });
+
+/** The queue's schema changed between validating a message and storing it; the publisher checks again. */
+export class SchemaChanged extends AppError {
+  constructor() {
+    super(409, "The queue's schema changed while the message was being published; publish it again.");
+  }
+}

@@ -153,11 +153,16 @@ export interface ListenerStore {
   rotateSecret(orgId: string, queueId: string, id: string, secret: string, previousUntil: number, now: number, actor?: Actor): Promise<ListenerSecrets>;
 }
 
+/** `schemaId` absent: no schema check (the caller validated nothing, e.g. tests and benchmarks). */
+export type PublishInput = { name: string | null; data: string; schemaId?: string | null };
 export type MessageFilter = { queueId?: string; visible: Visible };
 
 export interface MessageStore {
-  /** Stores the message and, in the same transaction, one pending delivery per listener of the queue that exists now. */
-  publish(orgId: string, queueId: string, input: { name: string | null; data: string }, now: number, actor: Actor): Promise<Message>;
+  /**
+   * Stores the message and, in the same transaction, one pending delivery per listener of the queue that exists now.
+   * `schemaId` is the schema the data was checked against; if the queue's differs now, it throws SchemaChanged.
+   */
+  publish(orgId: string, queueId: string, input: PublishInput, now: number, actor: Actor): Promise<Message>;
   list(orgId: string, filter: MessageFilter, page: Page): Promise<Paged<Message>>;
   get(orgId: string, queueId: string, id: string): Promise<Message>;
   deliveries(orgId: string, queueId: string, id: string): Promise<DeliveryStatus[]>;

@@ -56,6 +56,14 @@ for (const backend of BACKENDS) {
       expect((await store.messages.get(a, q.id, m1.id)).data).toEqual({ n: 1 });
     });
 
+    test("publishing refuses data checked against a schema the queue no longer has", async () => {
+      const q = await store.queues.create(a, { name: "q", schema: null, schemaId: null }, 2000, actor);
+      await store.queues.update(a, q.id, { name: "q", schema: { n: { type: "number" } }, schemaId: "s1" }, 2001, actor);
+      expect(await status(store.messages.publish(a, q.id, { name: null, data: "1", schemaId: null }, 2002, actor))).toBe(409);
+      expect((await store.messages.list(a, { visible: "all" }, { offset: 0, limit: 10 })).total).toBe(0);
+      expect(await status(store.messages.publish(a, q.id, { name: null, data: '{"n":1}', schemaId: "s1" }, 2003, actor))).toBe(200);
+    });
+
     test("deleting a queue removes its listeners and messages", async () => {
       const q = await store.queues.create(a, { name: "q", schema: null, schemaId: null }, 2000, actor);
       const l = await store.listeners.create(a, q.id, { name: "l", notifyUrl: "http://127.0.0.1/n", livenessUrl: "http://127.0.0.1/l", secret: "whsec_x" }, 2001, actor);

@@ -1,7 +1,7 @@
 import type { Deps } from "../../http/context.ts";
 import type { Auth } from "../../http/auth.ts";
 import { requireScope, visibleTo } from "../../http/scopes.ts";
-import { tooLarge, unprocessable } from "../../lib/errors.ts";
+import { SchemaChanged, tooLarge, unprocessable } from "../../lib/errors.ts";
 import type { Message, Page, Queue } from "../../store/index.ts";
 import { validateData } from "../schemas/message-schema.ts";
 
@@ -22,16 +22,30 @@ function checkData(deps: Deps, queue: Queue, data: unknown, text: string): void 
 }
 
 /**
+ * Validation reads the queue outside the write; the store refuses the write if the schema changed meanwhile, and
+ * the message is checked again against the new one. Three tries bound a queue whose schema changes constantly.
+ */
+async function publishChecked(deps: Deps, auth: Auth, queueId: string, body: MessageCreate, text: string, now: number): Promise<Message> {
+  for (let attempt = 1; ; attempt++) {
+    const queue = await deps.store.queues.get(auth.orgId, queueId);
+    checkData(deps, queue, body.data, text);
+    try {
+      return await deps.store.messages.publish(auth.orgId, queueId, { name: body.name ?? null, data: text, schemaId: queue.schemaId }, now, auth.actor);
+    } catch (e) {
+      if (!(e instanceof SchemaChanged) || attempt === 3) throw e;
+    }
+  }
+}
+
+/**
  * The messages scope on the queue is all a publisher needs: the queue is read from the store for its schema
  * without asking for the queues scope, so a key may publish to a queue it cannot otherwise see.
  * The stored text is the data exactly as sent, a JSON-in-a-string included, so listeners get what was published.
  */
 export async function publishMessage(deps: Deps, auth: Auth, queueId: string, body: MessageCreate, now: number): Promise<Message> {
   requireScope(auth.key, "messages", "write", [queueId]);
-  const queue = await deps.store.queues.get(auth.orgId, queueId);
   const text = JSON.stringify(body.data);
-  checkData(deps, queue, body.data, text);
-  const message = await deps.store.messages.publish(auth.orgId, queueId, { name: body.name ?? null, data: text }, now, auth.actor);
+  const message = await publishChecked(deps, auth, queueId, body, text, now);
   try {
     deps.nudge();
   } catch (e) {

@@ -3,8 +3,8 @@ import { messages, deliveries, listeners, attempts } from "./schema.ts";
 import { write, recordEvent, countOf, visibleWhere, type Db, type Tx } from "./shared.ts";
 import { findQueue } from "./queues.ts";
 import { newId } from "../../lib/ids.ts";
-import { notFound } from "../../lib/errors.ts";
-import type { Message, MessageStore, Actor } from "../index.ts";
+import { notFound, SchemaChanged } from "../../lib/errors.ts";
+import type { Message, MessageStore, Actor, PublishInput } from "../index.ts";
 
 type Row = typeof messages.$inferSelect;
 const toMessage = (r: Row): Message => ({
@@ -27,14 +27,15 @@ function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
   return row;
 }
 
-export type PublishInput = { orgId: string; queueId: string; name: string | null; data: string; now: number; actor: Actor };
+export type Publish = PublishInput & { orgId: string; queueId: string; now: number; actor: Actor };
 
 /**
  * The message and its fan-out in one transaction: every listener of the queue that exists at this moment gets a
  * pending delivery due now. A listener created after this commit cannot be in the set, whatever the clocks say.
  */
-export function publishIn(tx: Tx, p: PublishInput): Message {
+export function publishIn(tx: Tx, p: Publish): Message {
   const queue = findQueue(tx, p.orgId, p.queueId);
+  if (p.schemaId !== undefined && queue.schemaId !== p.schemaId) throw new SchemaChanged();
   const id = newId("message");
   const { seq } = tx
     .insert(messages)
@@ -50,7 +51,7 @@ export function publishIn(tx: Tx, p: PublishInput): Message {
 export function messageStore(db: Db): MessageStore {
   return {
     async publish(orgId, queueId, input, now, actor) {
-      return write(db, (tx) => publishIn(tx, { orgId, queueId, name: input.name, data: input.data, now, actor }));
+      return write(db, (tx) => publishIn(tx, { ...input, orgId, queueId, now, actor }));
     },
     async list(orgId, filter, page) {
       const where = and(
