@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { link } from "../../http/links.ts";
 import { Query } from "../shared-model.ts";

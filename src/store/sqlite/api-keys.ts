@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { apiKeys } from "./schema.ts";
-import { write, recordEvent, countOf, type Db, type Tx } from "./shared.ts";
+import { recordEvent, countOf, type Conn, type Db, type Tx } from "./shared.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Actor, ApiKey, ApiKeyStore, NewApiKey } from "../index.ts";
@@ -24,7 +24,7 @@ export function insertKey(tx: Tx, orgId: string, key: NewApiKey, now: number, ac
   return row.id;
 }
 
-export function apiKeyStore(db: Db): ApiKeyStore {
+export function apiKeyStore({ db, write }: Conn): ApiKeyStore {
   const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare();
   const find = (tx: Db | Tx, orgId: string, id: string): ApiKey => {
     const row = tx.select().from(apiKeys).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, id))).get();
@@ -33,7 +33,7 @@ export function apiKeyStore(db: Db): ApiKeyStore {
   };
   return {
     async create(orgId, key, now, actor) {
-      return write(db, (tx) => find(tx, orgId, insertKey(tx, orgId, key, now, actor)));
+      return write((tx) => find(tx, orgId, insertKey(tx, orgId, key, now, actor)));
     },
     async list(orgId, page) {
       const where = eq(apiKeys.orgId, orgId);
@@ -44,7 +44,7 @@ export function apiKeyStore(db: Db): ApiKeyStore {
       return find(db, orgId, id);
     },
     async update(orgId, id, patch, now, actor) {
-      return write(db, (tx) => {
+      return write((tx) => {
         find(tx, orgId, id);
         const set: Partial<Row> = {};
         if (patch.name !== undefined) set.name = patch.name;
@@ -57,7 +57,7 @@ export function apiKeyStore(db: Db): ApiKeyStore {
       });
     },
     async delete(orgId, id, now, actor) {
-      write(db, (tx) => {
+      await write((tx) => {
         const key = find(tx, orgId, id);
         tx.delete(apiKeys).where(eq(apiKeys.id, id)).run();
         recordEvent(tx, orgId, "api_key_deleted", now, actor, { apiKey: { id, name: key.name } });

@@ -16,6 +16,8 @@ import { tmpdir } from "node:os";
 import { randomBase62 } from "../../lib/ids.ts";
 
 export type Durability = "normal" | "full";
+/** How long a write waits for the lock held by another connection (the worker, a CLI command). */
+export const BUSY_TIMEOUT_MS = 5000;
 export type DbLocation = { path: string; temporary: boolean };
 
 export function resolveLocation(db: string): DbLocation {
@@ -28,7 +30,7 @@ export function openDatabase(path: string, durability: Durability, temporary = f
   const db = new Database(path, { create: true, strict: true });
   db.run("PRAGMA journal_mode = WAL");
   db.run(`PRAGMA synchronous = ${temporary ? "OFF" : durability === "full" ? "FULL" : "NORMAL"}`);
-  db.run("PRAGMA busy_timeout = 5000");
+  db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.run("PRAGMA foreign_keys = ON");
   // Bounds the WAL: SQLite checkpoints after ~4 MB of frames, and truncates the file back after it.
   db.run("PRAGMA wal_autocheckpoint = 1000");

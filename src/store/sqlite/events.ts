@@ -9,7 +9,7 @@
  * the transaction and going past it is enough: `stored_at` never goes below the last one, and the id carries the
  * time and a per-millisecond sequence in fixed-width base62, whose ASCII order is numeric order.
  */
-import { and, asc, desc, eq, gt, gte, or, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, or, sql } from "drizzle-orm";
 import { events } from "./schema.ts";
 import type { Db, Tx } from "./shared.ts";
 import { randomBase62 } from "../../lib/ids.ts";
@@ -44,13 +44,11 @@ const eventId = (storedAt: number, seq: number) => `evt_${base62(storedAt, 8)}${
 
 /** The (stored_at, id) of the organization's next event: after its last one, whatever `now` says. */
 export function nextEventKey(tx: Tx, orgId: string, now: number): { id: string; storedAt: number } {
-  const last = tx
-    .select({ storedAt: events.storedAt, id: events.id })
-    .from(events)
-    .where(eq(events.orgId, orgId))
-    .orderBy(desc(events.storedAt), desc(events.id))
-    .limit(1)
-    .get();
+  const last = tx.$client
+    .query<{ storedAt: number; id: string }, [string]>(
+      "SELECT stored_at AS storedAt, id FROM events WHERE org_id = ? ORDER BY stored_at DESC, id DESC LIMIT 1",
+    )
+    .get(orgId);
   if (!last || last.storedAt < now) return { id: eventId(now, 0), storedAt: now };
   const storedAt = last.storedAt;
   const sameMs = last.id.slice(4, 12) === base62(storedAt, 8);

@@ -1,6 +1,6 @@
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import * as schema from "./schema.ts";
-import { openDatabase, resolveLocation, removeTemporary, type Durability } from "./db.ts";
+import { BUSY_TIMEOUT_MS, openDatabase, resolveLocation, removeTemporary, type Durability } from "./db.ts";
 import { applyMigrations } from "./migrations.ts";
 import { orgStore } from "./orgs.ts";
 import { apiKeyStore } from "./api-keys.ts";
@@ -9,6 +9,8 @@ import { listenerStore } from "./listeners.ts";
 import { messageStore } from "./messages.ts";
 import { eventStore } from "./events.ts";
 import type { Store } from "../index.ts";
+import { GroupCommit } from "./group-commit.ts";
+import type { Conn } from "./shared.ts";
 
 export type SqliteOptions = { durability: Durability; migrate?: boolean };
 export type SqliteStore = Store & { path: string };
@@ -19,13 +21,15 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
   const sqlite = openDatabase(where.path, options.durability, where.temporary);
   if (options.migrate !== false) applyMigrations(sqlite);
   const db = drizzle(sqlite, { schema });
+  const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS);
+  const conn: Conn = { db, write: (fn) => commits.run(() => fn(db)) };
   return {
     path: where.path,
-    orgs: orgStore(db),
-    apiKeys: apiKeyStore(db),
-    queues: queueStore(db),
-    listeners: listenerStore(db),
-    messages: messageStore(db),
+    orgs: orgStore(conn),
+    apiKeys: apiKeyStore(conn),
+    queues: queueStore(conn),
+    listeners: listenerStore(conn),
+    messages: messageStore(conn),
     events: eventStore(db),
     deliveries: {},
     async backup(file) {

@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { listeners } from "./schema.ts";
-import { write, unique, recordEvent, countOf, visibleWhere, type Db, type Tx } from "./shared.ts";
+import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue } from "./queues.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
@@ -38,10 +38,10 @@ const toSecrets = (r: Row, now: number): ListenerSecrets =>
 
 const taken = (name: string) => `A listener named '${name}' already exists on this queue.`;
 
-export function listenerStore(db: Db): ListenerStore {
+export function listenerStore({ db, write }: Conn): ListenerStore {
   return {
     async create(orgId, queueId, input, now, actor) {
-      return write(db, (tx) => {
+      return write((tx) => {
         const queue = findQueue(tx, orgId, queueId);
         const row = {
           id: newId("listener"), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
@@ -66,7 +66,7 @@ export function listenerStore(db: Db): ListenerStore {
       return toListener(findRow(db, orgId, queueId, id));
     },
     async update(orgId, queueId, id, patch, now, actor) {
-      return write(db, (tx) => {
+      return write((tx) => {
         const queue = findQueue(tx, orgId, queueId);
         findRow(tx, orgId, queueId, id);
         const set: Partial<Row> = {};
@@ -80,7 +80,7 @@ export function listenerStore(db: Db): ListenerStore {
       });
     },
     async delete(orgId, queueId, id, now, actor) {
-      write(db, (tx) => {
+      await write((tx) => {
         const queue = findQueue(tx, orgId, queueId);
         const listener = findRow(tx, orgId, queueId, id);
         tx.delete(listeners).where(eq(listeners.id, id)).run();
@@ -91,7 +91,7 @@ export function listenerStore(db: Db): ListenerStore {
       return toSecrets(findRow(db, orgId, queueId, id), now);
     },
     async rotateSecret(orgId, queueId, id, secret, previousUntil, now, actor) {
-      return write(db, (tx) => {
+      return write((tx) => {
         const queue = findQueue(tx, orgId, queueId);
         const row = findRow(tx, orgId, queueId, id);
         tx.update(listeners).set({ secret, previousSecret: row.secret, previousSecretUntil: previousUntil }).where(eq(listeners.id, id)).run();

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { orgs } from "./schema.ts";
-import { write, unique, recordEvent, type Db } from "./shared.ts";
+import { unique, recordEvent, type Conn } from "./shared.ts";
 import { newId } from "../../lib/ids.ts";
 import { insertKey } from "./api-keys.ts";
 import { notFound } from "../../lib/errors.ts";
@@ -8,7 +8,7 @@ import type { OrgStore, Org } from "../index.ts";
 
 const toOrg = (r: typeof orgs.$inferSelect): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
 
-export function orgStore(db: Db): OrgStore {
+export function orgStore({ db, write }: Conn): OrgStore {
   const byId = db.select().from(orgs).where(eq(orgs.id, sql.placeholder("id"))).prepare();
   const get = (id: string) => {
     const row = byId.get({ id });
@@ -18,7 +18,7 @@ export function orgStore(db: Db): OrgStore {
   return {
     async create(name, now, owner) {
       const org = { id: newId("org"), name, createdAt: now };
-      return write(db, (tx) => {
+      return write((tx) => {
         unique(`An organization named '${name}' already exists.`, () => tx.insert(orgs).values(org).run());
         if (owner) insertKey(tx, org.id, owner, now, null);
         return org;
@@ -31,7 +31,7 @@ export function orgStore(db: Db): OrgStore {
       return get(orgId);
     },
     async rename(orgId, name, now, actor) {
-      return write(db, (tx) => {
+      return write((tx) => {
         get(orgId);
         unique(`An organization named '${name}' already exists.`, () =>
           tx.update(orgs).set({ name }).where(eq(orgs.id, orgId)).run(),

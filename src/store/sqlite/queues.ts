@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { queues, listeners } from "./schema.ts";
-import { write, unique, recordEvent, countOf, visibleWhere, type Db, type Tx } from "./shared.ts";
+import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Queue, QueueStore } from "../index.ts";
@@ -15,18 +15,23 @@ export const toQueue = (r: Row): Queue => ({
   createdAt: r.createdAt,
 });
 
+type RawQueue = { id: string; org_id: string; name: string; schema: string | null; schema_id: string | null; created_at: number };
+
+/** Every publish reads its queue: plain SQL through bun:sqlite's statement cache. */
 export function findQueue(tx: Db | Tx, orgId: string, id: string): Queue {
-  const row = tx.select().from(queues).where(and(eq(queues.orgId, orgId), eq(queues.id, id))).get();
+  const row = tx.$client
+    .query<RawQueue, [string, string]>("SELECT id, org_id, name, schema, schema_id, created_at FROM queues WHERE org_id = ? AND id = ?")
+    .get(orgId, id);
   if (!row) throw notFound("The queue");
-  return toQueue(row);
+  return { id: row.id, orgId: row.org_id, name: row.name, schema: row.schema === null ? null : JSON.parse(row.schema), schemaId: row.schema_id, createdAt: row.created_at };
 }
 
 const taken = (name: string) => `A queue named '${name}' already exists.`;
 
-export function queueStore(db: Db): QueueStore {
+export function queueStore({ db, write }: Conn): QueueStore {
   return {
     async create(orgId, input, now, actor) {
-      return write(db, (tx) => {
+      return write((tx) => {
         const row = { id: newId("queue"), orgId, name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId, createdAt: now };
         unique(taken(input.name), () => tx.insert(queues).values(row).run());
         recordEvent(tx, orgId, "queue_added", now, actor, { queue: row });
@@ -42,7 +47,7 @@ export function queueStore(db: Db): QueueStore {
       return findQueue(db, orgId, id);
     },
     async update(orgId, id, input, now, actor) {
-      return write(db, (tx) => {
+      return write((tx) => {
         findQueue(tx, orgId, id);
         const set = { name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId };
         unique(taken(input.name), () => tx.update(queues).set(set).where(eq(queues.id, id)).run());
@@ -51,7 +56,7 @@ export function queueStore(db: Db): QueueStore {
       });
     },
     async delete(orgId, id, now, actor) {
-      write(db, (tx) => {
+      await write((tx) => {
         const queue = findQueue(tx, orgId, id);
         tx.delete(queues).where(eq(queues.id, id)).run();
         recordEvent(tx, orgId, "queue_deleted", now, actor, { queue });

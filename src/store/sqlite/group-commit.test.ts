@@ -1,0 +1,64 @@
+import { expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { GroupCommit } from "./group-commit.ts";
+
+function open(path: string) {
+  const db = new Database(path, { create: true });
+  db.run("PRAGMA journal_mode = WAL");
+  db.run("PRAGMA busy_timeout = 5000");
+  return db;
+}
+const fresh = () => {
+  const path = join(mkdtempSync(join(tmpdir(), "fanout-gc-")), "t.db");
+  const db = open(path);
+  db.run("CREATE TABLE t (v INTEGER UNIQUE)");
+  return { db, path };
+};
+const count = (db: Database) => db.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n;
+
+test("writes that arrive together share one transaction; a failing unit is rolled back alone", async () => {
+  const { db } = fresh();
+  const commits = new GroupCommit(db, 1000);
+  const results = await Promise.allSettled([1, 2, 2, 3].map((v) => commits.run(() => db.run("INSERT INTO t (v) VALUES (?)", [v]))));
+  expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+  expect(count(db)).toBe(3);
+});
+
+test("a unit's value is returned after commit, visible to another connection", async () => {
+  const { db, path } = fresh();
+  const commits = new GroupCommit(db, 1000);
+  const value = await commits.run(() => (db.run("INSERT INTO t (v) VALUES (7)"), "done"));
+  expect(value).toBe("done");
+  expect(count(open(path))).toBe(1);
+});
+
+test("a database locked by another connection is waited for without blocking the event loop", async () => {
+  const { db, path } = fresh();
+  const other = open(path);
+  other.run("BEGIN IMMEDIATE");
+  const commits = new GroupCommit(db, 2000);
+  const write = commits.run(() => db.run("INSERT INTO t (v) VALUES (1)"));
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 5);
+  await Bun.sleep(100);
+  expect(ticks).toBeGreaterThan(5); // the loop kept running while the write waited
+  other.run("COMMIT");
+  await write;
+  clearInterval(timer);
+  expect(count(db)).toBe(1);
+});
+
+test("a lock held past the timeout fails the waiting writes with 503, and later writes succeed", async () => {
+  const { db, path } = fresh();
+  const other = open(path);
+  other.run("BEGIN IMMEDIATE");
+  const commits = new GroupCommit(db, 50);
+  const failed = await commits.run(() => db.run("INSERT INTO t (v) VALUES (1)")).catch((e) => e);
+  expect(failed.status).toBe(503);
+  other.run("COMMIT");
+  await commits.run(() => db.run("INSERT INTO t (v) VALUES (2)"));
+  expect(count(db)).toBe(1);
+});

@@ -1,0 +1,109 @@
+/**
+ * Group commit: the writes that arrive together (one turn of the event loop) share one IMMEDIATE transaction,
+ * and each caller's promise settles only after that transaction commits, so a 200 still means "committed".
+ * SQLite pays for a commit, not for a row: with a few dozen publishes per transaction the WAL append and the
+ * locking are paid once.
+ *
+ * - Each unit runs inside its own SAVEPOINT: a unit that throws (unknown queue, duplicate name, schema changed)
+ *   is rolled back alone and its caller gets the error; the others commit.
+ * - The write lock is taken without blocking the event loop. bun:sqlite's busy handler sleeps on the calling
+ *   thread, which on the main thread freezes every request while the delivery worker holds the lock. So BEGIN
+ *   IMMEDIATE is tried with busy_timeout 0, and a busy database is retried on a timer while more writes join
+ *   the batch; after `busyTimeoutMs` the batch fails with 503.
+ */
+import type { Database } from "bun:sqlite";
+import { unavailable } from "../../lib/errors.ts";
+
+type Unit = { run: () => unknown; resolve: (value: any) => void; reject: (error: unknown) => void };
+
+const MAX_BATCH = 1024;
+const RETRY_MS = 1;
+
+const isBusy = (e: unknown) => e instanceof Error && /SQLITE_BUSY|database is locked/i.test(`${(e as { code?: string }).code} ${e.message}`);
+
+export class GroupCommit {
+  private pending: Unit[] = [];
+  private scheduled = false;
+  private busySince: number | null = null;
+
+  constructor(
+    private readonly sqlite: Database,
+    private readonly busyTimeoutMs: number,
+  ) {}
+
+  /** Runs `fn` in the next batch's transaction; settles after that transaction commits (or fails). */
+  run<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ run: fn, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0) return;
+    if (!this.begin()) return;
+    const batch = this.pending.splice(0, MAX_BATCH);
+    const done = batch.map((unit) => this.runUnit(unit));
+    try {
+      this.sqlite.run("COMMIT");
+    } catch (e) {
+      this.sqlite.run("ROLLBACK");
+      for (const unit of batch) unit.reject(e);
+      this.reschedule(0);
+      return;
+    }
+    batch.forEach((unit, i) => {
+      const outcome = done[i];
+      if (outcome.ok) unit.resolve(outcome.value);
+      else unit.reject(outcome.error);
+    });
+    this.reschedule(0);
+  }
+
+  /** BEGIN IMMEDIATE without waiting; false when the database is busy (a retry is scheduled, or the batch failed). */
+  private begin(): boolean {
+    this.sqlite.run("PRAGMA busy_timeout = 0");
+    try {
+      this.sqlite.run("BEGIN IMMEDIATE");
+      this.busySince = null;
+      return true;
+    } catch (e) {
+      if (!isBusy(e)) throw e;
+      const now = performance.now();
+      this.busySince ??= now;
+      if (now - this.busySince > this.busyTimeoutMs) {
+        this.busySince = null;
+        for (const unit of this.pending.splice(0)) unit.reject(unavailable("The database stayed locked; try again."));
+        return false;
+      }
+      this.reschedule(RETRY_MS);
+      return false;
+    } finally {
+      this.sqlite.run(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
+    }
+  }
+
+  private runUnit(unit: Unit): { ok: true; value: unknown } | { ok: false; error: unknown } {
+    this.sqlite.run("SAVEPOINT unit");
+    try {
+      const value = unit.run();
+      this.sqlite.run("RELEASE unit");
+      return { ok: true, value };
+    } catch (error) {
+      this.sqlite.run("ROLLBACK TO unit");
+      this.sqlite.run("RELEASE unit");
+      return { ok: false, error };
+    }
+  }
+
+  private reschedule(delayMs: number): void {
+    if (this.scheduled || this.pending.length === 0) return;
+    this.scheduled = true;
+    if (delayMs === 0) setImmediate(() => this.flush());
+    else setTimeout(() => this.flush(), delayMs);
+  }
+}
