@@ -24,8 +24,18 @@ export function insertKey(tx: Tx, orgId: string, key: NewApiKey, now: number, ac
   return row.id;
 }
 
+/**
+ * Every request authenticates, so found keys are remembered briefly. Any key change made through this store
+ * clears the cache after it commits, so a disabled or deleted key is refused on its very next request; the
+ * lifetime only bounds staleness from writers elsewhere (another instance). Misses are not cached: a key made by
+ * `fanout orgs create` works at once.
+ */
+const CACHE_MS = 5_000;
+const CACHE_MAX = 10_000;
+
 export function apiKeyStore({ db, write }: Conn): ApiKeyStore {
   const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare();
+  const cache = new Map<string, { key: ApiKey; until: number }>();
   const find = (tx: Db | Tx, orgId: string, id: string): ApiKey => {
     const row = tx.select().from(apiKeys).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, id))).get();
     if (!row) throw notFound("The API key");
@@ -44,7 +54,7 @@ export function apiKeyStore({ db, write }: Conn): ApiKeyStore {
       return find(db, orgId, id);
     },
     async update(orgId, id, patch, now, actor) {
-      return write((tx) => {
+      const updated = await write((tx) => {
         find(tx, orgId, id);
         const set: Partial<Row> = {};
         if (patch.name !== undefined) set.name = patch.name;
@@ -55,6 +65,8 @@ export function apiKeyStore({ db, write }: Conn): ApiKeyStore {
         recordEvent(tx, orgId, "api_key_updated", now, actor, { apiKey: { id, name: key.name } });
         return key;
       });
+      cache.clear();
+      return updated;
     },
     async delete(orgId, id, now, actor) {
       await write((tx) => {
@@ -62,10 +74,17 @@ export function apiKeyStore({ db, write }: Conn): ApiKeyStore {
         tx.delete(apiKeys).where(eq(apiKeys.id, id)).run();
         recordEvent(tx, orgId, "api_key_deleted", now, actor, { apiKey: { id, name: key.name } });
       });
+      cache.clear();
     },
     async authenticate(hash) {
+      const hit = cache.get(hash);
+      if (hit && hit.until > performance.now()) return hit.key;
       const row = byHash.get({ hash });
-      return row ? toKey(row) : null;
+      if (!row) return null;
+      if (cache.size >= CACHE_MAX) cache.clear();
+      const key = toKey(row);
+      cache.set(hash, { key, until: performance.now() + CACHE_MS });
+      return key;
     },
   };
 }
