@@ -53,6 +53,20 @@ for (const proto of PROTOS) {
       expect((await call("DELETE", `/v1/queues/${q.id}`, { key })).status).toBe(200);
     });
 
+    test("a listener's signing secret needs write scope: read-only keys cannot forge deliveries", async () => {
+      const q = await queue();
+      const url = `http://127.0.0.1:${receiver.port}/hook`;
+      const made = await call("POST", `/v1/queues/${q.id}/listeners`, { body: { name: "signed", notify_url: url, liveness_url: url } });
+      expect(made.status).toBe(200);
+      const path = `/v1/queues/${q.id}/listeners/${made.body.listener.id}`;
+      const reader = (await keyWith([{ resource: "listeners", access: "read", targets: [q.id] }])).api_key;
+      const writer = (await keyWith([{ resource: "listeners", access: "write", targets: [q.id] }])).api_key;
+      expect((await call("GET", path, { key: reader })).status).toBe(200);
+      expectForbidden(await call("GET", `${path}/secret`, { key: reader }));
+      const secret = await call("GET", `${path}/secret`, { key: writer });
+      expect(secret.body.secret).toBe(made.body.secret);
+    });
+
     test("read does not include write", async () => {
       const { api_key: key } = await keyWith([{ resource: "queues", access: "read", targets: ["*"] }]);
       const q = await queue();

@@ -74,8 +74,9 @@ export async function deleteListener(deps: Deps, auth: Auth, queueId: string, id
   await deps.store.listeners.delete(auth.orgId, queueId, id, now, auth.actor);
 }
 
+/** A signing secret lets its holder forge deliveries: reading it takes write scope, not read. */
 export async function listenerSecrets(deps: Deps, auth: Auth, queueId: string, id: string, now: number): Promise<ListenerSecrets> {
-  requireScope(auth.key, "listeners", "read", [queueId, id]);
+  requireScope(auth.key, "listeners", "write", [queueId, id]);
   return deps.store.listeners.secrets(auth.orgId, queueId, id, now);
 }
 
