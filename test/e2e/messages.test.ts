@@ -48,6 +48,19 @@ for (const proto of PROTOS) {
   describe(`messages over ${proto}`, () => {
     const { call, queue, publish, listener, scopedKey } = client(proto);
 
+    test("a queue's new schema or deletion applies to the very next publish", async () => {
+      const q = await queue();
+      expect((await publish(q, { data: { anything: true } })).status).toBe(200);
+      const put = await call("PUT", `/v1/queues/${q}`, { body: { schema: { n: { type: "number" } } } });
+      expect(put.status).toBe(200);
+      expect((await publish(q, { data: { anything: true } })).status).toBe(422);
+      expect((await publish(q, { data: { n: 1 } })).status).toBe(200);
+      expect((await call("PUT", `/v1/queues/${q}`, { body: {} })).status).toBe(200);
+      expect((await publish(q, { data: { anything: true } })).status).toBe(200);
+      expect((await call("DELETE", `/v1/queues/${q}`)).status).toBe(200);
+      expect((await publish(q, { data: 1 })).status).toBe(404);
+    });
+
     test("publish, get, list, rename and delete a message", async () => {
       const q = await queue();
       const early = await listener(q);

@@ -6,6 +6,7 @@ import type { Attempt, DeliveryStatus, Message } from "../../store/index.ts";
 import { Query } from "../shared-model.ts";
 import * as m from "./model.ts";
 import * as service from "./service.ts";
+import { QueueCache } from "./queue-cache.ts";
 import { jsonOrEmpty } from "../../http/body.ts";
 
 const messagePath = (queueId: string, id: string) => `/queues/${queueId}/messages/${id}`;
@@ -104,12 +105,13 @@ export function messageRoutes(deps: Deps) {
 }
 
 function messageWrites(deps: Deps) {
+  const queues = new QueueCache(deps.store);
   return new Elysia({ tags } as any)
     .use(apiContext(deps))
     .post(
       "/queues/:queue_id/messages",
       async ({ auth, params, body, origin, now }) => {
-        const message = await service.publishMessage(deps, auth, params.queue_id, body, now);
+        const message = await service.publishMessage(deps, queues, auth, params.queue_id, body, now);
         return { message: ref(message), _links: messageLinks(origin, params.queue_id, message.id) };
       },
       {

@@ -1,9 +1,10 @@
 import type { Deps } from "../../http/context.ts";
 import type { Auth } from "../../http/auth.ts";
 import { requireScope, visibleTo } from "../../http/scopes.ts";
-import { SchemaChanged, tooLarge, unprocessable } from "../../lib/errors.ts";
+import { AppError, SchemaChanged, tooLarge, unprocessable } from "../../lib/errors.ts";
 import type { Message, Page, Queue } from "../../store/index.ts";
 import { validateData } from "../schemas/message-schema.ts";
+import type { QueueCache } from "./queue-cache.ts";
 
 export type MessageCreate = { name?: string; data: unknown };
 export type MessageUpdate = { name?: string | null };
@@ -22,17 +23,21 @@ function checkData(deps: Deps, queue: Queue, data: unknown, text: string): void 
 }
 
 /**
- * Validation reads the queue outside the write; the store refuses the write if the schema changed meanwhile, and
- * the message is checked again against the new one. Three tries bound a queue whose schema changes constantly.
+ * Validation uses the remembered queue (QueueCache); the store refuses the write if the schema changed meanwhile,
+ * and the message is checked again against the queue as it is now. Three tries bound a queue whose schema changes
+ * constantly.
  */
-async function publishChecked(deps: Deps, auth: Auth, queueId: string, body: MessageCreate, text: string, now: number): Promise<Message> {
+async function publishChecked(deps: Deps, queues: QueueCache, auth: Auth, queueId: string, body: MessageCreate, text: string, now: number): Promise<Message> {
   for (let attempt = 1; ; attempt++) {
-    const queue = await deps.store.queues.get(auth.orgId, queueId);
-    checkData(deps, queue, body.data, text);
+    const { queue, cached } = await queues.get(auth.orgId, queueId);
     try {
+      checkData(deps, queue, body.data, text);
       return await deps.store.messages.publish(auth.orgId, queueId, { name: body.name ?? null, data: text, schemaId: queue.schemaId }, now, auth.actor);
     } catch (e) {
-      if (!(e instanceof SchemaChanged) || attempt === 3) throw e;
+      queues.forget(auth.orgId, queueId);
+      // A refusal judged on a remembered schema is judged again on the queue as it is now.
+      const stale = e instanceof SchemaChanged || (cached && e instanceof AppError && e.status === 422);
+      if (!stale || attempt === 3) throw e;
     }
   }
 }
@@ -42,10 +47,10 @@ async function publishChecked(deps: Deps, auth: Auth, queueId: string, body: Mes
  * without asking for the queues scope, so a key may publish to a queue it cannot otherwise see.
  * The stored text is the data exactly as sent, a JSON-in-a-string included, so listeners get what was published.
  */
-export async function publishMessage(deps: Deps, auth: Auth, queueId: string, body: MessageCreate, now: number): Promise<Message> {
+export async function publishMessage(deps: Deps, queues: QueueCache, auth: Auth, queueId: string, body: MessageCreate, now: number): Promise<Message> {
   requireScope(auth.key, "messages", "write", [queueId]);
   const text = JSON.stringify(body.data);
-  const message = await publishChecked(deps, auth, queueId, body, text, now);
+  const message = await publishChecked(deps, queues, auth, queueId, body, text, now);
   try {
     deps.nudge();
   } catch (e) {
