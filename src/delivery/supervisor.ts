@@ -1,8 +1,128 @@
-// PLACEHOLDER until the delivery worker lands (issue 3): the owner of src/delivery replaces this whole file.
+// The main thread's side of the delivery worker (protocol: protocol.ts). It starts the worker, forwards nudges
+// (coalesced: a burst of publishes makes one message), routes the worker's log lines to the main logger, and
+// restarts a worker that dies, with a growing delay so a worker that cannot start does not spin. The next
+// worker first gives back the dead one's leases, so its deliveries do not wait for the leases to expire.
 import type { Config } from "../config.ts";
 import type { Logger } from "../lib/log.ts";
-export type DeliveryOptions = { dbPath: string; config: Config; log: Logger; version: string };
+import { randomBase62 } from "../lib/ids.ts";
+import type { FromWorker, ToWorker } from "./protocol.ts";
+
+export type DeliveryOptions = {
+  dbPath: string;
+  config: Config;
+  log: Logger;
+  version: string;
+  /** Tests only: another worker script speaking the same protocol. */
+  workerUrl?: string;
+};
 export type DeliveryHandle = { nudge(): void; stop(): Promise<void> };
-export function startDelivery(_options: DeliveryOptions): DeliveryHandle {
-  return { nudge() {}, async stop() {} };
+
+const RESTART_MIN_MS = 250;
+const RESTART_MAX_MS = 30_000;
+/** A worker that ran this long before dying is restarted quickly again: its death was not a start-up loop. */
+const HEALTHY_AFTER_MS = 60_000;
+
+/**
+ * Run from source, the worker is the file beside this one. In a binary from `bun build --compile` every bundled
+ * module shares the entry's import.meta.url (file:///$bunfs/root/<outfile>) and the worker, built as a second
+ * entry point, sits under the entry points' common root (src/) as delivery/worker.
+ */
+export function workerEntry(moduleUrl = import.meta.url): string {
+  const fromSource = moduleUrl.endsWith("/delivery/supervisor.ts");
+  return new URL(fromSource ? "./worker.ts" : "./delivery/worker.ts", moduleUrl).href;
+}
+
+/** Part of the shutdown bound kept for writing results, giving back leases and closing after the drain. */
+export function drainBudget(shutdownTimeoutMs: number): number {
+  return Math.max(0, shutdownTimeoutMs - Math.min(2_000, Math.floor(shutdownTimeoutMs / 4)));
+}
+
+export function startDelivery(options: DeliveryOptions): DeliveryHandle {
+  const supervisor = new Supervisor(options);
+  supervisor.spawn();
+  return { nudge: () => supervisor.nudge(), stop: () => supervisor.stop() };
+}
+
+class Supervisor {
+  private worker: Worker | null = null;
+  private owner = "";
+  private startedAt = 0;
+  private failures = 0;
+  private stopping: Promise<void> | null = null;
+  private restartTimer: Timer | undefined;
+  private nudgeQueued = false;
+  private settleStop: (() => void) | null = null;
+  /** Owners of workers that died; the next worker gives back their leases. */
+  private readonly deadOwners: string[] = [];
+
+  constructor(private readonly options: DeliveryOptions) {}
+
+  spawn(): void {
+    const { options } = this;
+    this.owner = `w${process.pid}-${randomBase62(8)}`;
+    this.startedAt = Date.now();
+    const w = new Worker(options.workerUrl ?? workerEntry());
+    this.worker = w;
+    w.addEventListener("message", (event: MessageEvent<FromWorker>) => this.onMessage(event.data));
+    w.addEventListener("error", (event: ErrorEvent) => options.log.error("delivery worker error", { worker: this.owner, error: event.message }));
+    w.addEventListener("close", (event: Event) => this.onClose(w, (event as CloseEvent).code));
+    const releaseOwners = this.deadOwners.splice(0);
+    this.post({ type: "start", dbPath: options.dbPath, config: options.config, version: options.version, owner: this.owner, releaseOwners });
+  }
+
+  /** A burst of publishes in one tick makes one message to the worker. */
+  nudge(): void {
+    if (this.nudgeQueued || this.stopping || !this.worker) return;
+    this.nudgeQueued = true;
+    queueMicrotask(() => {
+      this.nudgeQueued = false;
+      this.post({ type: "nudge" });
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.stopWorker();
+    return this.stopping;
+  }
+
+  private post(message: ToWorker): void {
+    this.worker?.postMessage(message);
+  }
+
+  private onMessage(message: FromWorker): void {
+    const { log } = this.options;
+    if (message.type === "log") log[message.level](message.msg, { ...message.fields, worker: this.owner });
+    else if (message.type === "fatal") log.error("delivery worker failed", { worker: this.owner, error: message.error });
+    else if (message.type === "stopped") this.settleStop?.();
+  }
+
+  private onClose(w: Worker, code: number): void {
+    if (w !== this.worker) return;
+    this.worker = null;
+    this.deadOwners.push(this.owner);
+    if (this.stopping) return this.settleStop?.();
+    this.failures = Date.now() - this.startedAt > HEALTHY_AFTER_MS ? 1 : this.failures + 1;
+    const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** (this.failures - 1));
+    this.options.log.error("delivery worker exited; restarting it", { worker: this.owner, code, restart_in_ms: delay });
+    this.restartTimer = setTimeout(() => this.spawn(), delay);
+  }
+
+  /** Bounded by the shutdown timeout: a worker that does not answer in time is terminated (its leases expire). */
+  private async stopWorker(): Promise<void> {
+    clearTimeout(this.restartTimer);
+    const w = this.worker;
+    if (!w) return;
+    const { config, log } = this.options;
+    let timer: Timer | undefined;
+    await new Promise<void>((resolve) => {
+      this.settleStop = resolve;
+      timer = setTimeout(() => {
+        log.warn("delivery worker did not stop in time; ending it", { worker: this.owner });
+        resolve();
+      }, config.shutdownTimeoutMs);
+      this.post({ type: "stop", drainMs: drainBudget(config.shutdownTimeoutMs) });
+    });
+    clearTimeout(timer);
+    w.terminate();
+  }
 }

@@ -1,6 +1,122 @@
 /**
- * The delivery worker's view of storage: claiming due deliveries under a lease and the guarded transitions
- * that complete them. Defined with the delivery loop (issue: delivery).
+ * The delivery worker's view of storage: claiming due deliveries under a lease, the guarded transitions that
+ * settle them, and the liveness bookkeeping of listeners. Unscoped by organization: the worker serves all.
+ *
+ * Delivery states and transitions (every transition is one named function that reports what it changed):
+ *
+ *   pending --claimDue--> sending --complete--> acknowledged | pending (retry at t) | missed
+ *                         sending --hold------> pending, waiting for its listener (next_attempt_at NULL)
+ *                         sending --release---> pending, due now (shutdown: the send never finished)
+ *   sending, lease expired --rescueExpiredLeases--> pending, due now (its worker died)
+ *   pending, waiting --resume (after a successful probe)--> pending, due now
+ *   pending, waiting longer than maxWaitMs --expireHeld--> missed
+ *
+ * Fencing: a claim writes a fresh token into lease_owner, and every transition out of `sending` requires
+ * `state = 'sending' AND lease_owner = token`. A worker whose lease expired (and whose row was claimed again)
+ * or whose row was deleted meanwhile changes nothing. `attempt` counts attempts made: a claim does not raise
+ * it, a completion does, so a send lost in a crash is repeated under the same number.
+ *
+ * Listener counters (acknowledged_count, missed_count, missed) change in the same transaction as the
+ * delivery transition that causes them, so they are exact.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface DeliveryStore {}
+import type { LivenessState } from "./index.ts";
+
+export type Lease = { id: number; token: string };
+
+/** A delivery leased to the caller, with everything needed to send it. */
+export interface ClaimedDelivery extends Lease {
+  /** Attempts made before this one. */
+  attempt: number;
+  listener: {
+    seq: number;
+    id: string;
+    notifyUrl: string;
+    /** The current secret, then the previous one while its grace period lasts. */
+    secrets: string[];
+    /** Deliveries to a down listener are held (`hold`), not sent. */
+    down: boolean;
+  };
+  message: {
+    id: string;
+    name: string | null;
+    queue: { id: string; name: string };
+    /** The stored JSON text of `data`, spliced into the payload as is. */
+    data: string;
+    createdAt: number;
+  };
+}
+
+export type ClaimRequest = {
+  /** Prefix of the lease tokens; one per worker instance, so `releaseOwner` can free a dead worker's rows. */
+  owner: string;
+  leaseMs: number;
+  limit: number;
+  /** Cap of deliveries in flight per listener, counting `busy`. Rows of down listeners are not capped. */
+  perListener: number;
+  /** Deliveries the caller has in flight now, by listener seq. */
+  busy: ReadonlyMap<number, number>;
+};
+
+/** `nextDueAt`: the earliest future next_attempt_at of a pending row, so the caller can sleep until then. */
+export type Claim = { claimed: ClaimedDelivery[]; nextDueAt: number | null };
+
+export type AttemptRecord = {
+  attemptedAt: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** The start of the response body, already cut short. */
+  response: string | null;
+};
+
+export type Settlement = { state: "acknowledged" } | { state: "pending"; at: number } | { state: "missed" };
+
+export interface Completion extends Lease {
+  listenerSeq: number;
+  messageId: string;
+  /** The attempt's number (1 for the first). */
+  attempt: number;
+  record: AttemptRecord;
+  next: Settlement;
+}
+
+export type ProbeTarget = { seq: number; id: string; livenessUrl: string; state: LivenessState; failuresInRow: number };
+
+export type ProbeResult = {
+  seq: number;
+  ok: boolean;
+  state: LivenessState;
+  failuresInRow: number;
+  /** When the next probe is due. */
+  nextProbeAt: number;
+};
+
+export interface DeliveryStore {
+  /** Leases due deliveries, oldest first, within the caps; rows of other listeners are not starved by a capped one. */
+  claimDue(request: ClaimRequest, now: number): Promise<Claim>;
+  /** Records each attempt and settles its delivery; per item, whether the guarded transition changed a row. */
+  complete(items: Completion[], now: number): Promise<boolean[]>;
+  /** Puts leased deliveries of a down listener aside without using up an attempt; per item, whether it changed. */
+  hold(leases: Lease[], now: number): Promise<boolean[]>;
+  /** Gives leased, unsent deliveries back, due now (graceful stop); returns how many changed. */
+  release(leases: Lease[], now: number): Promise<number>;
+  /** Gives back every lease taken under `owner` (a worker known to be dead); returns how many. */
+  releaseOwner(owner: string, now: number): Promise<number>;
+  /** Expired leases back to pending, due now; returns how many. */
+  rescueExpiredLeases(now: number): Promise<number>;
+  /** Held deliveries waiting longer than `maxWaitMs` become missed; returns how many. */
+  expireHeld(maxWaitMs: number, now: number): Promise<number>;
+  /**
+   * Listeners whose probe is due, at most `limit`. Their next probe is pushed to `now + holdMs` so a probe in
+   * flight is not started twice; `recordProbe` sets the real time.
+   */
+  claimProbes(limit: number, holdMs: number, now: number): Promise<ProbeTarget[]>;
+  /** Stores a probe's outcome (state computed by the caller); false when the listener no longer exists. */
+  recordProbe(result: ProbeResult, now: number): Promise<boolean>;
+  /**
+   * Makes up to `limit` of the listener's held deliveries due now; returns how many. The caller repeats it
+   * after a successful probe until fewer than `limit` come back: one transaction per chunk, so a large
+   * backlog never holds the write lock for long.
+   */
+  resume(listenerSeq: number, limit: number, now: number): Promise<number>;
+}

@@ -8,6 +8,7 @@ import { queueStore } from "./queues.ts";
 import { listenerStore } from "./listeners.ts";
 import { messageStore } from "./messages.ts";
 import { eventStore } from "./events.ts";
+import { deliveryStore } from "./deliveries.ts";
 import type { Store } from "../index.ts";
 import { GroupCommit } from "./group-commit.ts";
 import type { Conn } from "./shared.ts";
@@ -31,7 +32,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
     listeners: listenerStore(conn),
     messages: messageStore(conn),
     events: eventStore(db),
-    deliveries: {},
+    deliveries: deliveryStore(sqlite),
     async backup(file) {
       // VACUUM INTO writes a consistent, compacted copy from one read transaction while writers go on.
       sqlite.run("VACUUM INTO ?", [file]);

@@ -6,6 +6,7 @@
  * an integer `seq`: a listener receives only messages published after it was created, decided by the
  * publish transaction, and lists are ordered by `seq` so paging is stable.
  */
+import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const orgs = sqliteTable("orgs", {
@@ -105,13 +106,26 @@ export const deliveries = sqliteTable(
     leaseExpiresAt: integer("lease_expires_at"),
     lastStatus: integer("last_status"),
     lastError: text("last_error"),
+    // Set when the delivery first waited for its listener to come back up (state 'pending', next_attempt_at
+    // NULL while it waits); cleared by the next attempt. Bounds the wait without using up retries.
+    heldSince: integer("held_since"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
-    index("deliveries_due").on(t.state, t.nextAttemptAt),
+    // The foreign keys' own indexes: deleting a message or a listener finds its deliveries (cascade).
     index("deliveries_message").on(t.messageSeq),
-    index("deliveries_listener").on(t.listenerSeq, t.state),
+    index("deliveries_listener").on(t.listenerSeq),
+    // Partial indexes, one per phase, so a row's index entries change only when it enters or leaves a phase:
+    // an acknowledgement touches one small index instead of rewriting keys in every index on `state`.
+    // Pending rows by due time (the claim; held rows have next_attempt_at NULL, outside `<= now`).
+    index("deliveries_due").on(t.nextAttemptAt).where(sql`state = 'pending'`),
+    // A listener's pending rows (the claim's fairness pass, resuming held rows after a successful probe).
+    index("deliveries_listener_due").on(t.listenerSeq, t.nextAttemptAt).where(sql`state = 'pending'`),
+    // Rows in flight by lease expiry (rescue).
+    index("deliveries_lease").on(t.leaseExpiresAt).where(sql`state = 'sending'`),
+    // Rows waiting for a down listener (missed once they have waited too long).
+    index("deliveries_held").on(t.heldSince).where(sql`held_since IS NOT NULL`),
   ],
 );
 

@@ -39,15 +39,19 @@ CREATE TABLE `deliveries` (
 	`lease_expires_at` integer,
 	`last_status` integer,
 	`last_error` text,
+	`held_since` integer,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	FOREIGN KEY (`message_seq`) REFERENCES `messages`(`seq`) ON UPDATE no action ON DELETE cascade,
 	FOREIGN KEY (`listener_seq`) REFERENCES `listeners`(`seq`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `deliveries_due` ON `deliveries` (`state`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `deliveries_message` ON `deliveries` (`message_seq`);--> statement-breakpoint
-CREATE INDEX `deliveries_listener` ON `deliveries` (`listener_seq`,`state`);--> statement-breakpoint
+CREATE INDEX `deliveries_listener` ON `deliveries` (`listener_seq`);--> statement-breakpoint
+CREATE INDEX `deliveries_due` ON `deliveries` (`next_attempt_at`) WHERE state = 'pending';--> statement-breakpoint
+CREATE INDEX `deliveries_listener_due` ON `deliveries` (`listener_seq`,`next_attempt_at`) WHERE state = 'pending';--> statement-breakpoint
+CREATE INDEX `deliveries_lease` ON `deliveries` (`lease_expires_at`) WHERE state = 'sending';--> statement-breakpoint
+CREATE INDEX `deliveries_held` ON `deliveries` (`held_since`) WHERE held_since IS NOT NULL;--> statement-breakpoint
 CREATE TABLE `events` (
 	`id` text PRIMARY KEY NOT NULL,
 	`org_id` text NOT NULL,

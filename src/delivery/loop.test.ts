@@ -1,0 +1,131 @@
+// The drain loop against a real SQLite store and a fake `send` that the test answers by hand.
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
+import { DeliveryLoop, type LoopOptions } from "./loop.ts";
+import { makeTargetPolicy, type SendRequest, type SendResult } from "./egress.ts";
+import type { Prober } from "./liveness.ts";
+
+const actor = { keyId: "k", keyName: "k" };
+type Pending = { request: SendRequest; answer: (status: number | null) => void };
+
+let store: SqliteStore;
+let org: string;
+let queue: string;
+let inFlight: Pending[];
+let peak: { total: number; byUrl: Map<string, number> };
+const loops: DeliveryLoop[] = [];
+
+function fakeSend(request: SendRequest): Promise<SendResult> {
+  return new Promise((resolve) => {
+    const entry: Pending = {
+      request,
+      answer: (status) => {
+        inFlight.splice(inFlight.indexOf(entry), 1);
+        resolve(status === null ? { status: null, durationMs: 1, error: "boom" } : { status, durationMs: 1, retryAfter: null, bodySnippet: "" });
+      },
+    };
+    inFlight.push(entry);
+    peak.total = Math.max(peak.total, inFlight.length);
+    const same = inFlight.filter((p) => p.request.url === request.url).length;
+    peak.byUrl.set(request.url, Math.max(peak.byUrl.get(request.url) ?? 0, same));
+  });
+}
+
+const idleProber = { tick: async () => {}, stop: () => {} } as unknown as Prober;
+
+function loop(over: Partial<LoopOptions> = {}): DeliveryLoop {
+  const l = new DeliveryLoop({
+    store: store.deliveries, owner: "test", now: Date.now, deliveryTimeoutMs: 1000, retryScheduleMs: [50], globalCap: 5, listenerCap: 2,
+    attempt: { send: fakeSend, now: Date.now, version: "t", scheduleMs: [50], random: () => 0.5, request: { policy: makeTargetPolicy([]), timeoutMs: 1000 } },
+    prober: idleProber, fail: (e) => { throw e; }, pollMs: 60_000, ...over,
+  });
+  loops.push(l);
+  return l;
+}
+
+const until = async (check: () => boolean | Promise<boolean>, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("condition not met");
+    await Bun.sleep(5);
+  }
+};
+/** Lets queued callbacks (a result's write is queued with setImmediate) run, to show they changed nothing. */
+const settle = () => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+const listener = (name: string) =>
+  store.listeners.create(org, queue, { name, notifyUrl: `http://127.0.0.1/${name}`, livenessUrl: "http://127.0.0.1/l", secret: "whsec_AAAA" }, Date.now(), actor);
+const publish = () => store.messages.publish(org, queue, { name: null, data: "1" }, Date.now(), actor);
+const states = async (id: string) => (await store.messages.deliveries(org, queue, id)).map((d) => d.state);
+
+beforeEach(async () => {
+  store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-loop-")), "db.db"), { durability: "normal" });
+  org = (await store.orgs.create("com.example.loop", 1)).id;
+  queue = (await store.queues.create(org, { name: "q", schema: null, schemaId: null }, 1, actor)).id;
+  inFlight = [];
+  peak = { total: 0, byUrl: new Map() };
+});
+afterEach(async () => {
+  for (const l of loops.splice(0)) await l.stop(0);
+  await store.close();
+});
+
+test("requests in flight never exceed the global cap nor a listener's cap", async () => {
+  for (const name of ["a", "b", "c", "d"]) await listener(name);
+  for (let i = 0; i < 10; i++) await publish();
+  loop().start();
+  let answered = 0;
+  while (answered < 40) {
+    await until(() => inFlight.length > 0);
+    inFlight[0]!.answer(200);
+    answered++;
+  }
+  expect(peak.total).toBe(5);
+  expect(Math.max(...peak.byUrl.values())).toBe(2);
+  const counts = async () => (await store.listeners.list(org, { visible: "all" }, { offset: 0, limit: 10 })).items.map((l) => l.messages.acknowledgedCount);
+  await until(async () => (await counts()).every((n) => n === 10));
+});
+
+test("a failed attempt is retried when due, without waiting for the poll", async () => {
+  await listener("a");
+  const m = await publish();
+  loop().start();
+  await until(() => inFlight.length === 1);
+  const failedAt = Date.now();
+  inFlight[0]!.answer(null);
+  await until(() => inFlight.length === 1);
+  expect(Date.now() - failedAt).toBeGreaterThanOrEqual(45);
+  expect(Date.now() - failedAt).toBeLessThan(1000);
+  inFlight[0]!.answer(200);
+  await until(async () => (await states(m.id))[0] === "acknowledged");
+  expect((await store.messages.attempts(org, queue, m.id)).map((a) => a.error)).toEqual([null, "boom"]);
+});
+
+test("stop lets sends in flight finish and writes their results", async () => {
+  await listener("a");
+  const m = await publish();
+  const l = loop();
+  l.start();
+  await until(() => inFlight.length === 1);
+  const stopped = l.stop(2000);
+  setTimeout(() => inFlight[0]!.answer(200), 30);
+  await stopped;
+  expect(await states(m.id)).toEqual(["acknowledged"]);
+});
+
+test("stop gives back sends that outlast the drain time, due at once, and drops their late results", async () => {
+  await listener("a");
+  const m = await publish();
+  const l = loop();
+  l.start();
+  await until(() => inFlight.length === 1);
+  await l.stop(20);
+  const [d] = await store.messages.deliveries(org, queue, m.id);
+  expect(d).toMatchObject({ state: "pending", attempts: 0 });
+  expect(d!.nextAttemptAt).toBeLessThanOrEqual(Date.now());
+  inFlight[0]!.answer(200);
+  await settle();
+  expect(await states(m.id)).toEqual(["pending"]);
+});

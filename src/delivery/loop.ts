@@ -1,0 +1,168 @@
+// The drain loop of the delivery worker.
+//
+// A step writes the results gathered so far (one transaction, store.complete) and then claims as many due
+// deliveries as there are free slots (global cap), never more than a listener's cap counting what is in
+// flight. So every claimed row starts its request at once, and a lease only has to outlive one request:
+// lease = delivery timeout + margin. Rows of down listeners come back flagged and are held at once.
+//
+// Steps start on a nudge (a publish), when results arrive (slots freed), at the earliest next_attempt_at the
+// claim reported, and on a short poll as the safety net (a nudge is lost across a restart; a retry may come
+// due while nothing else happens). The poll also runs the housekeeping: expired leases back to pending (a
+// crashed worker's rows), held deliveries past the allowed wait to missed, liveness probes.
+//
+// Stop: no new claims; sends in flight get until the drain deadline; their results are written; any still
+// unfinished are given back (release), so the next start sends them at once rather than after lease expiry.
+import type { ClaimedDelivery, Completion, DeliveryStore } from "../store/deliveries.ts";
+import { attempt, type AttemptDeps } from "./send.ts";
+import { scheduleTotalMs } from "./retry.ts";
+import type { Prober } from "./liveness.ts";
+
+/** Covers the wait for the write lock (busy_timeout) and event-loop lag between a send's end and its commit. */
+export const LEASE_MARGIN_MS = 5_000;
+export const POLL_MS = 250;
+const MAX_BATCH = 256;
+
+export type LoopOptions = {
+  store: DeliveryStore;
+  owner: string;
+  now: () => number;
+  deliveryTimeoutMs: number;
+  retryScheduleMs: number[];
+  globalCap: number;
+  listenerCap: number;
+  attempt: AttemptDeps;
+  prober: Prober;
+  /** An error the loop cannot continue from: the worker reports it and exits, the supervisor restarts it. */
+  fail: (error: unknown) => void;
+  pollMs?: number;
+};
+
+export class DeliveryLoop {
+  private readonly inFlight = new Map<number, ClaimedDelivery>();
+  private readonly busy = new Map<number, number>();
+  private results: Completion[] = [];
+  private stepQueued = false;
+  private stepping = false;
+  private again = false;
+  private stopping = false;
+  private closed = false;
+  private poll: Timer | undefined;
+  private due: { timer: Timer; at: number } | undefined;
+  private drained: (() => void) | undefined;
+
+  constructor(private readonly o: LoopOptions) {}
+
+  start(): void {
+    this.poll = setInterval(() => this.housekeep(), this.o.pollMs ?? POLL_MS);
+    this.housekeep();
+  }
+
+  /**
+   * Schedules one step: write the results gathered so far, then claim for the slots they freed. Coalesced: many
+   * nudges and results in one tick make one step. Doing both in one step refills a freed slot without an extra
+   * turn of the event loop; under load that idle gap is what separates the loop from a bare client.
+   */
+  wake(): void {
+    if (this.stepQueued) return;
+    this.stepQueued = true;
+    setImmediate(() => {
+      this.stepQueued = false;
+      this.step().catch(this.o.fail);
+    });
+  }
+
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  async stop(drainMs: number): Promise<void> {
+    this.stopping = true;
+    this.o.prober.stop();
+    clearInterval(this.poll);
+    if (this.due) clearTimeout(this.due.timer);
+    if (this.inFlight.size > 0) {
+      const drained = new Promise<void>((resolve) => (this.drained = resolve));
+      let timer: Timer | undefined;
+      await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+      clearTimeout(timer);
+    }
+    await this.flush();
+    this.closed = true;
+    const abandoned = [...this.inFlight.values()];
+    if (abandoned.length > 0) await this.o.store.release(abandoned, this.o.now());
+  }
+
+  private housekeep(): void {
+    const now = this.o.now();
+    const { store } = this.o;
+    Promise.all([
+      store.rescueExpiredLeases(now),
+      store.expireHeld(scheduleTotalMs(this.o.retryScheduleMs), now),
+      this.o.prober.tick(),
+    ]).then(() => this.wake(), this.o.fail);
+  }
+
+  private async step(): Promise<void> {
+    if (this.stepping) {
+      this.again = true;
+      return;
+    }
+    this.stepping = true;
+    try {
+      do {
+        this.again = false;
+        await this.flush();
+        await this.claimOnce();
+      } while (this.again && !this.stopping);
+    } finally {
+      this.stepping = false;
+    }
+  }
+
+  private async claimOnce(): Promise<void> {
+    const limit = Math.min(this.o.globalCap - this.inFlight.size, MAX_BATCH);
+    if (limit <= 0 || this.stopping) return;
+    const now = this.o.now();
+    const leaseMs = this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
+    const request = { owner: this.o.owner, leaseMs, limit, perListener: this.o.listenerCap, busy: this.busy };
+    const { claimed, nextDueAt } = await this.o.store.claimDue(request, now);
+    const down = claimed.filter((c) => c.listener.down);
+    if (down.length > 0) await this.o.store.hold(down, now);
+    for (const c of claimed) if (!c.listener.down) this.launch(c);
+    // A full batch suggests more is due; freed slots and nudges start further rounds.
+    if (claimed.length === limit) this.again = true;
+    if (nextDueAt !== null) this.wakeAt(nextDueAt);
+  }
+
+  private wakeAt(at: number): void {
+    if (this.stopping || (this.due && this.due.at <= at)) return;
+    if (this.due) clearTimeout(this.due.timer);
+    const timer = setTimeout(() => {
+      this.due = undefined;
+      this.wake();
+    }, Math.max(0, at - this.o.now()));
+    this.due = { timer, at };
+  }
+
+  private launch(c: ClaimedDelivery): void {
+    this.inFlight.set(c.id, c);
+    this.busy.set(c.listener.seq, (this.busy.get(c.listener.seq) ?? 0) + 1);
+    attempt(c, this.o.attempt).then((result) => {
+      if (this.closed) return; // released at stop: the row is pending again and this result is fenced out anyway
+      this.inFlight.delete(c.id);
+      const left = (this.busy.get(c.listener.seq) ?? 1) - 1;
+      if (left > 0) this.busy.set(c.listener.seq, left);
+      else this.busy.delete(c.listener.seq);
+      this.results.push({ ...result, id: c.id, token: c.token, listenerSeq: c.listener.seq, messageId: c.message.id });
+      this.wake();
+      if (this.inFlight.size === 0) this.drained?.();
+    }, this.o.fail);
+  }
+
+  private async flush(): Promise<void> {
+    if (this.results.length === 0) return;
+    const batch = this.results;
+    this.results = [];
+    await this.o.store.complete(batch, this.o.now());
+  }
+}

@@ -1,0 +1,76 @@
+// One delivery attempt (PRODUCT §6): POST <notify_url> with
+//   body    {"id","name","queue":{"id","name"},"data","created_at"}, created_at in epoch ms, data as stored
+//   headers content-type: application/json, user-agent: fanout/<version>,
+//           webhook-id: <message id> (the same on every retry, so receivers deduplicate by it),
+//           webhook-timestamp: <unix seconds of this attempt>,
+//           webhook-signature: "v1,<sig>" per secret (the previous secret too while its grace lasts)
+// Any 2xx acknowledges. Everything else fails: other statuses (a 3xx too: redirects are never followed),
+// timeouts, refused targets, connection errors. The retry decision itself is retry.ts.
+import type { AttemptRecord, ClaimedDelivery, Settlement } from "../store/deliveries.ts";
+import { signatureHeader } from "./sign.ts";
+import { nextAttempt, parseRetryAfter, type Outcome } from "./retry.ts";
+import type { SendRequest, SendResult } from "./egress.ts";
+
+/** The stored data is already JSON text: splice it in rather than parse and re-serialize a payload of up to 256 KiB. */
+export function payloadOf(message: ClaimedDelivery["message"]): string {
+  const { id, name, queue, data, createdAt } = message;
+  const queueJson = JSON.stringify({ id: queue.id, name: queue.name });
+  return `{"id":${JSON.stringify(id)},"name":${JSON.stringify(name)},"queue":${queueJson},"data":${data},"created_at":${createdAt}}`;
+}
+
+export function headersOf(delivery: ClaimedDelivery, body: string, nowMs: number, version: string): Record<string, string> {
+  const timestamp = Math.floor(nowMs / 1000);
+  return {
+    "content-type": "application/json",
+    "user-agent": `fanout/${version}`,
+    "webhook-id": delivery.message.id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": signatureHeader(delivery.listener.secrets, delivery.message.id, timestamp, body),
+  };
+}
+
+/** What one attempt's result means: the outcome for the retry policy and the row for the attempts table. */
+export function judge(result: SendResult, attemptedAt: number): { outcome: Outcome; record: AttemptRecord } {
+  if (result.status === null) {
+    return {
+      outcome: { kind: "fail" },
+      record: { attemptedAt, statusCode: null, durationMs: result.durationMs, error: result.error, response: null },
+    };
+  }
+  const { status } = result;
+  const ok = status >= 200 && status < 300;
+  const error = status >= 300 && status < 400 ? "redirect not followed" : null;
+  const record = { attemptedAt, statusCode: status, durationMs: result.durationMs, error, response: result.bodySnippet || null };
+  if (ok) return { outcome: { kind: "ack" }, record };
+  const retryAfterMs = parseRetryAfter(result.retryAfter, attemptedAt + result.durationMs);
+  return { outcome: retryAfterMs === undefined ? { kind: "fail" } : { kind: "fail", retryAfterMs }, record };
+}
+
+export type AttemptDeps = {
+  send: (request: SendRequest) => Promise<SendResult>;
+  now: () => number;
+  version: string;
+  scheduleMs: number[];
+  random?: () => number;
+  /** Everything of a SendRequest that is the same for every attempt (policy, timeout, agents). */
+  request: Pick<SendRequest, "policy" | "timeoutMs" | "agents" | "resolve" | "insecureTls">;
+};
+
+export type AttemptResult = { attempt: number; record: AttemptRecord; next: Settlement };
+
+/** Sends one claimed delivery and decides what becomes of it. Never rejects: egress.send never does. */
+export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps): Promise<AttemptResult> {
+  const body = payloadOf(delivery.message);
+  const attemptedAt = deps.now();
+  const result = await deps.send({
+    ...deps.request,
+    url: delivery.listener.notifyUrl,
+    body,
+    headers: headersOf(delivery, body, attemptedAt, deps.version),
+    agentKey: `notify:${delivery.listener.seq}`,
+  });
+  const { outcome, record } = judge(result, attemptedAt);
+  const number = delivery.attempt + 1;
+  const next = nextAttempt(number, outcome, deps.now(), deps.scheduleMs, deps.random);
+  return { attempt: number, record, next };
+}

@@ -1,0 +1,102 @@
+// The supervisor with the real worker thread (no HTTP server) and with a stand-in worker that dies.
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, type Config } from "../config.ts";
+import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
+import type { Fields, Logger } from "../lib/log.ts";
+import { drainBudget, startDelivery, workerEntry, type DeliveryHandle } from "./supervisor.ts";
+
+const actor = { keyId: "k", keyName: "k" };
+type Line = { level: string; msg: string; fields?: Fields };
+
+let store: SqliteStore;
+let lines: Line[];
+let log: Logger;
+let handle: DeliveryHandle | undefined;
+let receiver: ReturnType<typeof Bun.serve>;
+let answer: () => Response | Promise<Response>;
+let received: string[];
+
+const configWith = (env: Record<string, string>): Config =>
+  loadConfig({ FANOUT_ALLOW_TARGETS: "127.0.0.1/32", FANOUT_LIVENESS_INTERVAL: "1h", ...env }, ["serve"]).config;
+const until = async (check: () => unknown, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`condition not met; log: ${JSON.stringify(lines)}`);
+    await Bun.sleep(10);
+  }
+};
+
+async function publishToReceiver(): Promise<{ queue: string; org: string; message: string }> {
+  const org = (await store.orgs.create("com.example.sup", 1)).id;
+  const queue = (await store.queues.create(org, { name: "q", schema: null, schemaId: null }, 1, actor)).id;
+  const url = `http://127.0.0.1:${receiver.port}/notify`;
+  await store.listeners.create(org, queue, { name: "l", notifyUrl: url, livenessUrl: url, secret: "whsec_AAAA" }, Date.now(), actor);
+  const message = (await store.messages.publish(org, queue, { name: null, data: "1" }, Date.now(), actor)).id;
+  return { org, queue, message };
+}
+
+beforeEach(() => {
+  store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-sup-")), "db.db"), { durability: "normal" });
+  lines = [];
+  const record = (level: string) => (msg: string, fields?: Fields) => void lines.push({ level, msg, fields });
+  log = { info: record("info"), warn: record("warn"), error: record("error") };
+  received = [];
+  answer = () => new Response("ok");
+  receiver = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (r) => {
+    if (r.method !== "POST") return new Response("alive");
+    received.push(await r.text());
+    return answer();
+  } });
+});
+afterEach(async () => {
+  await handle?.stop();
+  handle = undefined;
+  receiver.stop(true);
+  await store.close();
+});
+
+test("the worker delivers a published message on a nudge, and stop closes it cleanly", async () => {
+  const { org, queue, message } = await publishToReceiver();
+  handle = startDelivery({ dbPath: store.path, config: configWith({}), log, version: "test" });
+  handle.nudge();
+  await until(async () => (await store.messages.deliveries(org, queue, message))[0]?.state === "acknowledged");
+  expect(received).toHaveLength(1);
+  await handle.stop();
+  expect(lines.filter((l) => l.level !== "info")).toEqual([]);
+});
+
+test("stop is bounded: a send that outlasts the drain time is given back for the next start", async () => {
+  answer = () => new Promise(() => {});
+  const { org, queue, message } = await publishToReceiver();
+  handle = startDelivery({ dbPath: store.path, config: configWith({ FANOUT_SHUTDOWN_TIMEOUT: "400ms" }), log, version: "test" });
+  await until(() => received.length === 1);
+  const started = Date.now();
+  await handle.stop();
+  expect(Date.now() - started).toBeLessThan(1000);
+  const [delivery] = await store.messages.deliveries(org, queue, message);
+  expect(delivery).toMatchObject({ state: "pending", attempts: 0 });
+  expect(lines.some((l) => l.msg === "delivery worker drained" && l.fields?.abandoned === 1)).toBe(true);
+});
+
+test("a worker that dies is restarted, says so in the log, and its successor frees its leases", async () => {
+  const workerUrl = new URL("./testing/dying-worker.ts", import.meta.url).href;
+  handle = startDelivery({ dbPath: store.path, config: configWith({}), log, version: "test", workerUrl });
+  await until(() => lines.filter((l) => l.msg === "started").length >= 2);
+  const [first, second] = lines.filter((l) => l.msg === "started");
+  expect(second!.fields!.release).toBe(first!.fields!.owner as string);
+  expect(lines).toContainEqual({ level: "error", msg: "delivery worker exited; restarting it", fields: { worker: first!.fields!.owner, code: 3, restart_in_ms: 250 } });
+});
+
+test("the drain budget leaves part of the shutdown bound for writing results and closing", () => {
+  expect(drainBudget(10_000)).toBe(8_000);
+  expect(drainBudget(400)).toBe(300);
+  expect(drainBudget(0)).toBe(0);
+});
+
+test("the worker entry is beside this file from source, and under delivery/ inside a compiled binary", () => {
+  expect(workerEntry("file:///app/src/delivery/supervisor.ts")).toBe("file:///app/src/delivery/worker.ts");
+  expect(workerEntry("file:///$bunfs/root/fanout")).toBe("file:///$bunfs/root/delivery/worker.ts");
+});

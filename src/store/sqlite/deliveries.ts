@@ -1,0 +1,173 @@
+/**
+ * DeliveryStore over bun:sqlite (states and fencing: store/deliveries.ts). This is the worker's hot path, so
+ * it speaks prepared statements on the raw connection instead of building Drizzle queries per call, and each
+ * call is one BEGIN IMMEDIATE transaction however many rows it settles.
+ */
+import type { Database } from "bun:sqlite";
+import { randomBase62 } from "../../lib/ids.ts";
+import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, ProbeTarget } from "../deliveries.ts";
+import { prepareStatements, type Statements } from "./delivery-statements.ts";
+
+/** A capped listener must not starve the rest: the oldest-first window is widened by a per-listener pass. */
+const WINDOW_FACTOR = 4;
+const MIN_WINDOW = 64;
+const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
+
+type Candidate = { id: number; listenerSeq: number; down: number };
+type Selection = { ids: number[]; perListener: Map<number, number>; skipped: boolean };
+
+/** Oldest first, skipping rows whose listener is at its cap; rows of down listeners are taken uncapped (held, not sent). */
+function select(candidates: Candidate[], req: ClaimRequest, into: Selection): void {
+  const taken = new Set(into.ids);
+  for (const c of candidates) {
+    if (into.ids.length >= req.limit) return;
+    if (taken.has(c.id)) continue;
+    const count = into.perListener.get(c.listenerSeq) ?? req.busy.get(c.listenerSeq) ?? 0;
+    if (!c.down && count >= req.perListener) {
+      into.skipped = true;
+      continue;
+    }
+    into.perListener.set(c.listenerSeq, count + 1);
+    into.ids.push(c.id);
+    taken.add(c.id);
+  }
+}
+
+function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
+  const window = Math.max(req.limit * WINDOW_FACTOR, MIN_WINDOW);
+  const candidates = s.dueWindow.all({ now, window }) as Candidate[];
+  const chosen: Selection = { ids: [], perListener: new Map(), skipped: false };
+  select(candidates, req, chosen);
+  // The window was full of rows for capped listeners: look per listener, so one slow listener with a large
+  // backlog cannot hold back the others. Only reached under backpressure, so the per-listener scan is rare.
+  if (chosen.skipped && candidates.length === window && chosen.ids.length < req.limit) {
+    for (const l of s.listenersWithDue.all({ now }) as { seq: number; down: number }[]) {
+      if (chosen.ids.length >= req.limit) break;
+      const have = chosen.perListener.get(l.seq) ?? req.busy.get(l.seq) ?? 0;
+      if (!l.down && have >= req.perListener) continue;
+      const rows = s.dueOfListener.all({ now, seq: l.seq, n: req.limit }) as { id: number }[];
+      select(rows.map((r) => ({ id: r.id, listenerSeq: l.seq, down: l.down })), req, chosen);
+    }
+  }
+  return chosen.ids;
+}
+
+type Detail = {
+  id: number; attempt: number; listenerSeq: number; listenerId: string; notifyUrl: string; secret: string;
+  previousSecret: string | null; previousSecretUntil: number | null; livenessState: string; messageId: string;
+  messageName: string | null; data: string; createdAt: number; queueId: string; queueName: string;
+};
+
+function toClaimed(d: Detail, token: string, now: number): ClaimedDelivery {
+  const secrets = [d.secret];
+  if (d.previousSecret && d.previousSecretUntil !== null && d.previousSecretUntil > now) secrets.push(d.previousSecret);
+  return {
+    id: d.id,
+    token,
+    attempt: d.attempt,
+    listener: { seq: d.listenerSeq, id: d.listenerId, notifyUrl: d.notifyUrl, secrets, down: d.livenessState === "down" },
+    message: {
+      id: d.messageId,
+      name: d.messageName,
+      queue: { id: d.queueId, name: d.queueName },
+      data: d.data,
+      createdAt: d.createdAt,
+    },
+  };
+}
+
+function settle(s: Statements, c: Completion, now: number): boolean {
+  const next = c.next;
+  const changed = s.settle.run({
+    id: c.id, token: c.token, now, state: next.state, attempt: c.attempt,
+    nextAt: next.state === "pending" ? next.at : null, status: c.record.statusCode, error: c.record.error,
+  }).changes;
+  if (changed === 0) return false;
+  const r = c.record;
+  s.insertAttempt.run({
+    id: c.id, attempt: c.attempt, at: r.attemptedAt, status: r.statusCode, duration: r.durationMs, error: r.error, response: r.response,
+  });
+  if (next.state === "acknowledged") s.countAcknowledged.run({ seq: c.listenerSeq });
+  if (next.state === "missed") s.countMissed.run({ seq: c.listenerSeq, messageId: c.messageId });
+  return true;
+}
+
+type Held = { id: number; listenerSeq: number; messageId: string };
+
+/** The store's multi-statement units of work, each one BEGIN IMMEDIATE transaction. */
+function transactions(sqlite: Database, s: Statements) {
+  const immediate = <A extends unknown[], T>(fn: (...args: A) => T) => {
+    const tx = sqlite.transaction(fn);
+    return (...args: A): T => tx.immediate(...args);
+  };
+  // Tokens must never repeat, even across store instances that share an owner name (tests, restarts).
+  const nonce = randomBase62(6);
+  let claims = 0;
+  return {
+    claim: immediate((req: ClaimRequest, now: number) => {
+      const ids = chooseDue(s, req, now);
+      const token = `${req.owner}:${nonce}.${++claims}`;
+      let claimed: ClaimedDelivery[] = [];
+      if (ids.length > 0) {
+        const json = JSON.stringify(ids);
+        s.lease.run({ ids: json, token, expires: now + req.leaseMs, now });
+        claimed = (s.leasedDetails.all({ ids: json, token }) as Detail[]).map((d) => toClaimed(d, token, now));
+      }
+      const next = s.nextDue.get({ now }) as { at: number | null } | null;
+      return { claimed, nextDueAt: next?.at ?? null };
+    }),
+    complete: immediate((items: Completion[], now: number) => items.map((c) => settle(s, c, now))),
+    hold: immediate((leases: Lease[], now: number) => leases.map((l) => s.hold.run({ id: l.id, token: l.token, now }).changes > 0)),
+    release: immediate((leases: Lease[], now: number) =>
+      leases.reduce((n, l) => n + s.release.run({ id: l.id, token: l.token, now }).changes, 0)),
+    expire: immediate((rows: Held[], now: number) => {
+      let n = 0;
+      for (const r of rows) {
+        if (s.missHeld.run({ id: r.id, now, error: MISSED_WHILE_DOWN }).changes === 0) continue;
+        s.countMissed.run({ seq: r.listenerSeq, messageId: r.messageId });
+        n++;
+      }
+      return n;
+    }),
+  };
+}
+
+/** Works on the raw connection: the main thread's store passes its own, the worker thread opens one. */
+export function deliveryStore(sqlite: Database): DeliveryStore {
+  const s = prepareStatements(sqlite);
+  const tx = transactions(sqlite, s);
+  return {
+    async claimDue(req, now) {
+      return tx.claim(req, now);
+    },
+    async complete(items, now) {
+      return items.length ? tx.complete(items, now) : [];
+    },
+    async hold(leases, now) {
+      return leases.length ? tx.hold(leases, now) : [];
+    },
+    async release(leases, now) {
+      return leases.length ? tx.release(leases, now) : 0;
+    },
+    async releaseOwner(owner, now) {
+      return s.releaseOwner.run({ prefix: `${owner}:`, now }).changes;
+    },
+    async rescueExpiredLeases(now) {
+      return s.rescue.run({ now }).changes;
+    },
+    async expireHeld(maxWaitMs, now) {
+      const rows = s.heldTooLong.all({ cutoff: now - maxWaitMs }) as Held[];
+      return rows.length ? tx.expire(rows, now) : 0;
+    },
+    async claimProbes(limit, holdMs, now) {
+      return s.claimProbes.all({ now, limit, hold: now + holdMs }) as ProbeTarget[];
+    },
+    async recordProbe(r, now) {
+      const values = { seq: r.seq, state: r.state, failures: r.failuresInRow, ok: r.ok ? 1 : 0, next: r.nextProbeAt, now };
+      return s.recordProbe.run(values).changes > 0;
+    },
+    async resume(listenerSeq, limit, now) {
+      return s.resume.run({ seq: listenerSeq, limit, now }).changes;
+    },
+  };
+}

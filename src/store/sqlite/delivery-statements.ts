@@ -1,0 +1,83 @@
+/**
+ * The SQL of the delivery store, prepared once per connection. Every transition out of `sending` carries the
+ * fencing guard `state = 'sending' AND lease_owner = $token` (see store/deliveries.ts). The indexes on deliveries
+ * are partial (schema.ts); a query uses one only when its WHERE repeats the index's condition literally
+ * (`state = 'pending'`, `state = 'sending'`). delivery-statements.test.ts checks every plan.
+ */
+import type { Database, Statement } from "bun:sqlite";
+
+/** Newest 100 kept: the oldest id drops out when a new one joins a full list. */
+const MISSED_KEEP = 100;
+
+export const SQL = {
+  // CROSS JOIN fixes the join order (deliveries by rowid first) whatever the table statistics say.
+  // A unary + keeps SQLite from scanning an index on `state` where the rowid already names the row.
+  // Oldest due first. Held rows have next_attempt_at NULL and so sit outside the range.
+  dueWindow: `SELECT d.id AS id, d.listener_seq AS listenerSeq, l.liveness_state = 'down' AS down
+    FROM deliveries d JOIN listeners l ON l.seq = d.listener_seq
+    WHERE d.state = 'pending' AND d.next_attempt_at <= $now
+    ORDER BY d.next_attempt_at, d.id LIMIT $window`,
+  listenersWithDue: `SELECT l.seq AS seq, l.liveness_state = 'down' AS down FROM listeners l
+    WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending' AND d.next_attempt_at <= $now)`,
+  dueOfListener: `SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at <= $now
+    ORDER BY next_attempt_at, id LIMIT $n`,
+  lease: `UPDATE deliveries SET state = 'sending', lease_owner = $token, lease_expires_at = $expires, updated_at = $now
+    WHERE id IN (SELECT value FROM json_each($ids)) AND +state = 'pending'`,
+  leasedDetails: `SELECT d.id AS id, d.attempt AS attempt, d.listener_seq AS listenerSeq, l.id AS listenerId,
+      l.notify_url AS notifyUrl, l.secret AS secret, l.previous_secret AS previousSecret,
+      l.previous_secret_until AS previousSecretUntil, l.liveness_state AS livenessState,
+      m.id AS messageId, m.name AS messageName, m.data AS data, m.created_at AS createdAt, q.id AS queueId, q.name AS queueName
+    FROM deliveries d
+      CROSS JOIN listeners l ON l.seq = d.listener_seq
+      CROSS JOIN messages m ON m.seq = d.message_seq
+      CROSS JOIN queues q ON q.id = m.queue_id
+    WHERE d.id IN (SELECT value FROM json_each($ids)) AND d.lease_owner = $token
+    ORDER BY d.next_attempt_at, d.id`,
+  nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now`,
+  settle: `UPDATE deliveries SET state = $state, attempt = $attempt, next_attempt_at = $nextAt, lease_owner = NULL,
+      lease_expires_at = NULL, held_since = NULL, last_status = $status, last_error = $error, updated_at = $now
+    WHERE id = $id AND state = 'sending' AND lease_owner = $token`,
+  insertAttempt: `INSERT INTO attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response)
+    VALUES ($id, $attempt, $at, $status, $duration, $error, $response)`,
+  countAcknowledged: `UPDATE listeners SET acknowledged_count = acknowledged_count + 1 WHERE seq = $seq`,
+  countMissed: `UPDATE listeners SET missed_count = missed_count + 1,
+      missed = json_insert(CASE WHEN json_array_length(missed) >= ${MISSED_KEEP} THEN json_remove(missed, '$[0]') ELSE missed END,
+        '$[#]', $messageId)
+    WHERE seq = $seq`,
+  // The listener may have come back between the claim and this statement; then the row is simply due now.
+  hold: `UPDATE deliveries SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = $now,
+      next_attempt_at = CASE WHEN l.liveness_state = 'down' THEN NULL ELSE $now END,
+      held_since = CASE WHEN l.liveness_state = 'down' THEN coalesce(held_since, $now) ELSE held_since END
+    FROM listeners AS l
+    WHERE deliveries.id = $id AND +deliveries.state = 'sending' AND deliveries.lease_owner = $token AND l.seq = deliveries.listener_seq`,
+  release: `UPDATE deliveries SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now
+    WHERE id = $id AND state = 'sending' AND lease_owner = $token`,
+  releaseOwner: `UPDATE deliveries SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now
+    WHERE state = 'sending' AND substr(lease_owner, 1, length($prefix)) = $prefix`,
+  rescue: `UPDATE deliveries SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now
+    WHERE state = 'sending' AND lease_expires_at <= $now`,
+  heldTooLong: `SELECT d.id AS id, d.listener_seq AS listenerSeq, m.id AS messageId
+    FROM deliveries d INDEXED BY deliveries_held JOIN messages m ON m.seq = d.message_seq
+    WHERE d.held_since IS NOT NULL AND d.held_since <= $cutoff AND d.state = 'pending' AND d.next_attempt_at IS NULL
+    LIMIT 1000`,
+  missHeld: `UPDATE deliveries SET state = 'missed', held_since = NULL, last_error = $error, updated_at = $now
+    WHERE id = $id AND state = 'pending' AND next_attempt_at IS NULL`,
+  claimProbes: `UPDATE listeners SET next_probe_at = $hold
+    WHERE seq IN (SELECT seq FROM listeners WHERE next_probe_at <= $now ORDER BY next_probe_at LIMIT $limit)
+    RETURNING seq, id, liveness_url AS livenessUrl, liveness_state AS state, failures_in_row AS failuresInRow`,
+  recordProbe: `UPDATE listeners SET liveness_state = $state, failures_in_row = $failures,
+      success_count = success_count + $ok, failure_count = failure_count + 1 - $ok, next_probe_at = $next,
+      down_since = CASE WHEN $state = 'down' THEN coalesce(down_since, $now) ELSE NULL END
+    WHERE seq = $seq`,
+  // In chunks: resuming a million held rows in one transaction would hold the write lock for seconds.
+  resume: `UPDATE deliveries SET next_attempt_at = $now, updated_at = $now
+    WHERE id IN (SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at IS NULL LIMIT $limit)`,
+} as const;
+
+export type Statements = { -readonly [K in keyof typeof SQL]: Statement };
+
+export function prepareStatements(db: Database): Statements {
+  const out = {} as Statements;
+  for (const [name, sql] of Object.entries(SQL)) out[name as keyof typeof SQL] = db.prepare(sql);
+  return out;
+}
