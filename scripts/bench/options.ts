@@ -1,0 +1,83 @@
+/**
+ * Command line and the two sizes of run. The full run is sized to finish within about ten minutes on the 2-core
+ * reference machine; --quick is a smoke check under a minute, so its figures are noisy and only show that every
+ * part works end to end.
+ */
+import { join } from "node:path";
+
+export type Section = "startup" | "ingest" | "fanout" | "backlog";
+export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "backlog"];
+
+export type Plan = {
+  quick: boolean;
+  sections: Section[];
+  out: string;
+  binary: string;
+  deadlineMs: number;
+  startups: number; // starts whose time to /healthz gives the median
+  ingestSeconds: number; // measured part of each ingest run
+  warmupSeconds: number; // before each measured ingest run (JIT, TLS sessions, SQLite page cache)
+  wrkConnections: number;
+  h2Clients: number; // h2load connections...
+  h2Streams: number; // ...and concurrent streams on each
+  fanout: { listeners: number; messages: number }[];
+  latencySeconds: number; // paced publishing for the publish-to-received delay
+  stallMs: number; // no new delivery for this long ends a wait: "not delivered" or partial
+  backlogDeliveries: number; // held deliveries already in the database
+  drainDeliveries: number; // pending deliveries to a live receiver, timed from start to the last one
+  globalConcurrency: number; // PRODUCT §2 defaults, which the bare-fetch baseline copies
+  listenerConcurrency: number;
+};
+
+export const ROOT = join(import.meta.dir, "..", "..");
+
+const FULL = {
+  deadlineMs: 15 * 60_000,
+  startups: 5,
+  ingestSeconds: 10,
+  warmupSeconds: 2,
+  fanout: [{ listeners: 1, messages: 60_000 }, { listeners: 10, messages: 10_000 }, { listeners: 100, messages: 1_000 }],
+  latencySeconds: 8,
+  stallMs: 10_000,
+  backlogDeliveries: 1_000_000,
+  drainDeliveries: 50_000,
+};
+
+const QUICK: typeof FULL = {
+  deadlineMs: 110_000,
+  startups: 2,
+  ingestSeconds: 2,
+  warmupSeconds: 0.5,
+  fanout: [{ listeners: 1, messages: 10_000 }, { listeners: 10, messages: 2_000 }, { listeners: 100, messages: 200 }],
+  latencySeconds: 2,
+  stallMs: 3_000,
+  backlogDeliveries: 100_000,
+  drainDeliveries: 5_000,
+};
+
+const USAGE = `usage: bun scripts/bench.ts [--quick] [--only startup,ingest,fanout,backlog] [--out file] [--binary path]`;
+
+export function parsePlan(argv: string[]): Plan {
+  let quick = false;
+  let sections = SECTIONS;
+  let out = join(ROOT, ".bench", "results.json");
+  let binary = join(ROOT, "dist", "fanout");
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i]!.split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = () => inline ?? argv[++i] ?? fail(`${flag} needs a value`);
+    if (flag === "--quick") quick = true;
+    else if (flag === "--only") sections = value().split(",").map((s) => (SECTIONS.includes(s as Section) ? (s as Section) : fail(`unknown section ${s}`)));
+    else if (flag === "--out") out = value();
+    else if (flag === "--binary") binary = value();
+    else if (flag === "--help" || flag === "-h") fail("");
+    else fail(`unknown argument ${flag}`);
+  }
+  const sizes = quick ? QUICK : FULL;
+  return { quick, sections, out, binary, wrkConnections: 64, h2Clients: 4, h2Streams: 32, globalConcurrency: 256, listenerConcurrency: 16, ...sizes };
+}
+
+function fail(message: string): never {
+  if (message) console.error(`bench: ${message}`);
+  console.error(USAGE);
+  process.exit(2);
+}

@@ -1,0 +1,101 @@
+/**
+ * Memory and CPU of processes from Linux /proc. CPU is read as utime+stime ticks (USER_HZ is 100 on every Linux
+ * ABI) before and after a run and reported as percent of one core, so a figure of 200 % means both cores of the
+ * 2-core machine were busy in that process. Per-thread figures tell the API thread from the delivery worker.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+const USER_HZ = 100;
+
+function statFields(path: string): string[] | undefined {
+  try {
+    const stat = readFileSync(path, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" "); // comm may hold spaces and parentheses
+  } catch {
+    return undefined; // the process or thread has ended
+  }
+}
+
+/** utime + stime in seconds; fields 14 and 15 of stat, 12 and 13 after the comm field. */
+export function cpuSeconds(pid: number, tid?: number): number {
+  const fields = statFields(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / USER_HZ : 0;
+}
+
+export function memoryKb(pid: number): { rssKb: number; hwmKb: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const value = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
+    return { rssKb: value("VmRSS"), hwmKb: value("VmHWM") };
+  } catch {
+    return undefined;
+  }
+}
+
+type ThreadTicks = Map<number, { name: string; seconds: number }>;
+
+function threadTicks(pid: number): ThreadTicks {
+  const out: ThreadTicks = new Map();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out; // process gone
+  }
+  for (const tid of tids) {
+    let name = "?";
+    try {
+      name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+    } catch {
+      continue; // thread ended while listing
+    }
+    out.set(Number(tid), { name, seconds: cpuSeconds(pid, Number(tid)) });
+  }
+  return out;
+}
+
+export type CpuReport = { percent: number; threads?: { name: string; percent: number }[] };
+
+/** Starts a CPU measurement of `pid`; the returned function ends it. Threads that used under 2 % are left out. */
+export function cpuMeter(pid: number | undefined, perThread = false): () => CpuReport | undefined {
+  if (pid === undefined) return () => undefined;
+  const t0 = performance.now();
+  const c0 = cpuSeconds(pid);
+  const th0 = perThread ? threadTicks(pid) : new Map();
+  return () => {
+    const wall = (performance.now() - t0) / 1000;
+    const percent = round1(((cpuSeconds(pid) - c0) / wall) * 100);
+    if (!perThread) return { percent };
+    const threads: { name: string; percent: number }[] = [];
+    for (const [tid, now] of threadTicks(pid)) {
+      const before = th0.get(tid)?.seconds ?? 0;
+      const p = round1(((now.seconds - before) / wall) * 100);
+      if (p >= 2) threads.push({ name: `${now.name}#${tid}`, percent: p });
+    }
+    threads.sort((a, b) => b.percent - a.percent);
+    return { percent, threads };
+  };
+}
+
+/** Samples VmRSS/VmHWM while a process lives; VmHWM is the kernel's own peak, the samples guard a late read. */
+export class MemorySampler {
+  peakKb = 0;
+  lastRssKb = 0;
+  private timer: ReturnType<typeof setInterval>;
+  constructor(private pid: number, everyMs = 100) {
+    this.timer = setInterval(() => this.sample(), everyMs);
+  }
+  sample(): void {
+    const m = memoryKb(this.pid);
+    if (!m) return;
+    this.lastRssKb = m.rssKb;
+    this.peakKb = Math.max(this.peakKb, m.hwmKb, m.rssKb);
+  }
+  stop(): number {
+    this.sample();
+    clearInterval(this.timer);
+    return this.peakKb;
+  }
+}
+
+export const round1 = (x: number) => Math.round(x * 10) / 10;
