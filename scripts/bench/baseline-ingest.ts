@@ -10,6 +10,7 @@
  */
 import { Database } from "bun:sqlite";
 import { selfSigned } from "../../src/http/tls.ts";
+import { newId } from "../../src/lib/ids.ts";
 import { argMap, exitWithParent } from "./child-life.ts";
 
 const args = argMap(process.argv.slice(2));
@@ -57,13 +58,6 @@ function commit(row: Row): Promise<void> {
   });
 }
 
-const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-function newId(prefix: string): string {
-  let out = `${prefix}_`;
-  for (const b of crypto.getRandomValues(new Uint8Array(20))) out += ALPHABET[b % 62]; // a baseline needs no bias-free ids
-  return out;
-}
-
 const PATH = /^\/v1\/queues\/([^/]+)\/messages$/;
 
 async function publish(request: Request, queueId: string): Promise<Response> {
@@ -73,7 +67,7 @@ async function publish(request: Request, queueId: string): Promise<Response> {
   } catch {
     return Response.json({ title: "Bad Request", status: 400 }, { status: 400 });
   }
-  const id = newId("msg");
+  const id = newId("message", Date.now()); // the same id scheme as fanout's, so the rows cost the same
   await commit([id, "org_bench", queueId, body.name ?? null, JSON.stringify(body.data ?? null), Date.now()]);
   // The same response shape and size as fanout's, so both send the same bytes back.
   const self = `${new URL(request.url).origin}/v1/queues/${queueId}/messages/${id}`;

@@ -18,7 +18,7 @@ const toKey = (r: Row): ApiKey => ({
 
 /** Inside the caller's transaction, so onboarding makes an organization and its owner key atomically. */
 export function insertKey(tx: Tx, orgId: string, key: NewApiKey, now: number, actor: Actor | null): string {
-  const row = { id: newId("key"), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash, owner: key.owner, createdAt: now };
+  const row = { id: newId("key", now), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash, owner: key.owner, createdAt: now };
   tx.insert(apiKeys).values(row).run();
   recordEvent(tx, orgId, "api_key_added", now, actor, { apiKey: { id: row.id, name: row.name } });
   return row.id;

@@ -10,9 +10,9 @@
  * time and a per-millisecond sequence in fixed-width base62, whose ASCII order is numeric order.
  */
 import { and, asc, eq, gt, gte, or, sql } from "drizzle-orm";
-import { events } from "./schema.ts";
-import type { Db, Tx } from "./shared.ts";
-import { randomBase62 } from "../../lib/ids.ts";
+import { events, orgs } from "./schema.ts";
+import type { Conn, Tx } from "./shared.ts";
+import { base62, fromBase62, randomBase62 } from "../../lib/ids.ts";
 import type { EventStore, UsageEvent } from "../index.ts";
 
 type Row = typeof events.$inferSelect;
@@ -28,16 +28,7 @@ const toEvent = (r: Row): UsageEvent => ({
   message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
 });
 
-const DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const SEQ_LIMIT = 62 ** 4;
-
-function base62(n: number, width: number): string {
-  let out = "";
-  for (let i = 0; i < width; i++, n = Math.floor(n / 62)) out = DIGITS[n % 62] + out;
-  return out;
-}
-
-const fromBase62 = (text: string) => [...text].reduce((n, c) => n * 62 + DIGITS.indexOf(c), 0);
 
 /** `evt_` + stored_at (8) + sequence within that millisecond (4) + random (8), which keeps ids unique across organizations. */
 const eventId = (storedAt: number, seq: number) => `evt_${base62(storedAt, 8)}${base62(seq, 4)}${randomBase62(8)}`;
@@ -62,15 +53,15 @@ export function nextEventKey(tx: Tx, orgId: string, now: number): { id: string; 
 /** Rows deleted per statement: small enough that one batch holds the write lock for a few milliseconds. */
 const SWEEP_BATCH = 2_000;
 
-/** Yields to the event loop between batches, so requests are served while a large backlog is swept. */
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-export function eventStore(db: Db): EventStore {
-  // Drizzle types bun-sqlite's run() as void; at run time it is bun:sqlite's { changes, lastInsertRowid }.
-  const sweepBatch = (before: number) => {
-    const batch = sql`rowid IN (SELECT rowid FROM ${events} WHERE ${events.storedAt} < ${before} LIMIT ${SWEEP_BATCH})`;
-    return (db.delete(events).where(batch).run() as unknown as { changes: number }).changes;
-  };
+export function eventStore({ db, write }: Conn): EventStore {
+  // Per organization, so each batch is a range of the (org_id, stored_at, id) index, the table's only index.
+  // Each batch is its own write: the group commit yields to requests between batches.
+  const sweepBatch = (orgId: string, before: number) =>
+    write((tx) =>
+      tx.$client
+        .query(`DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE org_id = ? AND stored_at < ? LIMIT ${SWEEP_BATCH})`)
+        .run(orgId, before).changes,
+    );
   return {
     async list(orgId, q) {
       // The lower bound starts the (org_id, stored_at, id) index range at the cursor, so a deep page costs no
@@ -92,12 +83,14 @@ export function eventStore(db: Db): EventStore {
     },
     async sweep(before) {
       let total = 0;
-      for (;;) {
-        const deleted = sweepBatch(before);
-        total += deleted;
-        if (deleted < SWEEP_BATCH) return total;
-        await yieldToLoop();
+      for (const { id } of db.select({ id: orgs.id }).from(orgs).all()) {
+        for (;;) {
+          const deleted = await sweepBatch(id, before);
+          total += deleted;
+          if (deleted < SWEEP_BATCH) break;
+        }
       }
+      return total;
     },
   };
 }

@@ -31,7 +31,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
     queues: queueStore(conn),
     listeners: listenerStore(conn),
     messages: messageStore(conn),
-    events: eventStore(db),
+    events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
     async backup(file) {
       // VACUUM INTO writes a consistent, compacted copy from one read transaction while writers go on.

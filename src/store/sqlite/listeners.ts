@@ -44,7 +44,7 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
       return write((tx) => {
         const queue = findQueue(tx, orgId, queueId);
         const row = {
-          id: newId("listener"), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
+          id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
           secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now,
         };
         unique(taken(input.name), () => tx.insert(listeners).values(row).run());

@@ -36,7 +36,7 @@ export type Publish = PublishInput & { orgId: string; queueId: string; now: numb
 export function publishIn(tx: Tx, p: Publish): Message {
   const queue = findQueue(tx, p.orgId, p.queueId);
   if (p.schemaId !== undefined && queue.schemaId !== p.schemaId) throw new SchemaChanged();
-  const id = newId("message");
+  const id = newId("message", p.now);
   // The hot path of ingest: plain SQL through bun:sqlite's statement cache, no query building per publish.
   const { seq } = tx.$client
     .query<{ seq: number }, [string, string, string, string | null, string, number]>(

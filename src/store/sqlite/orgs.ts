@@ -17,7 +17,7 @@ export function orgStore({ db, write }: Conn): OrgStore {
   };
   return {
     async create(name, now, owner) {
-      const org = { id: newId("org"), name, createdAt: now };
+      const org = { id: newId("org", now), name, createdAt: now };
       return write((tx) => {
         unique(`An organization named '${name}' already exists.`, () => tx.insert(orgs).values(org).run());
         if (owner) insertKey(tx, org.id, owner, now, null);

@@ -32,7 +32,7 @@ export function queueStore({ db, write }: Conn): QueueStore {
   return {
     async create(orgId, input, now, actor) {
       return write((tx) => {
-        const row = { id: newId("queue"), orgId, name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId, createdAt: now };
+        const row = { id: newId("queue", now), orgId, name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId, createdAt: now };
         unique(taken(input.name), () => tx.insert(queues).values(row).run());
         recordEvent(tx, orgId, "queue_added", now, actor, { queue: row });
         return toQueue({ ...row, seq: 0 });

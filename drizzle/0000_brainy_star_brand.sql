@@ -53,7 +53,7 @@ CREATE INDEX `deliveries_listener_due` ON `deliveries` (`listener_seq`,`next_att
 CREATE INDEX `deliveries_lease` ON `deliveries` (`lease_expires_at`) WHERE state = 'sending';--> statement-breakpoint
 CREATE INDEX `deliveries_held` ON `deliveries` (`held_since`) WHERE held_since IS NOT NULL;--> statement-breakpoint
 CREATE TABLE `events` (
-	`id` text PRIMARY KEY NOT NULL,
+	`id` text NOT NULL,
 	`org_id` text NOT NULL,
 	`type` text NOT NULL,
 	`stored_at` integer NOT NULL,
@@ -68,7 +68,6 @@ CREATE TABLE `events` (
 );
 --> statement-breakpoint
 CREATE INDEX `events_org_time` ON `events` (`org_id`,`stored_at`,`id`);--> statement-breakpoint
-CREATE INDEX `events_time` ON `events` (`stored_at`);--> statement-breakpoint
 CREATE TABLE `listeners` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`id` text NOT NULL,
