@@ -13,13 +13,14 @@ import type { Store } from "../index.ts";
 import { GroupCommit } from "./group-commit.ts";
 import type { Conn } from "./shared.ts";
 
-export type SqliteOptions = { durability: Durability; migrate?: boolean };
+/** `checkpoints: "elsewhere"`: another connection (the delivery worker's) keeps the WAL bounded; see db.ts. */
+export type SqliteOptions = { durability: Durability; migrate?: boolean; checkpoints?: "auto" | "elsewhere" };
 export type SqliteStore = Store & { path: string };
 
 /** Opens (and by default migrates) the database at `location`: a file path, or `:memory:` for a throwaway one. */
 export function openSqliteStore(location: string, options: SqliteOptions): SqliteStore {
   const where = resolveLocation(location);
-  const sqlite = openDatabase(where.path, options.durability, where.temporary);
+  const sqlite = openDatabase(where.path, options.durability, where.temporary, options.checkpoints);
   if (options.migrate !== false) applyMigrations(sqlite);
   const db = drizzle(sqlite, { schema });
   const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS);
