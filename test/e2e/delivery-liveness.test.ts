@@ -1,26 +1,22 @@
 /** Liveness end to end: probes, states, and deliveries held while a listener is down. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFanout, waitFor, type Fanout } from "./harness.ts";
-import { deliveryApi, Receiver, status } from "./receiver.ts";
+import { deliveryApi, status, receiverSet } from "./receiver.ts";
 
 // A held delivery becomes missed after the schedule's total, 1.5 s here: long enough to observe it held.
 const ENV = { FANOUT_RETRY_SCHEDULE: "500ms,1s", FANOUT_LIVENESS_INTERVAL: "100ms", FANOUT_DELIVERY_TIMEOUT: "500ms" };
 
 let fanout: Fanout;
 let api: ReturnType<typeof deliveryApi>;
-const receivers: Receiver[] = [];
-const receiver = async () => {
-  const r = await Receiver.start();
-  receivers.push(r);
-  return r;
-};
+const receivers = receiverSet();
+const receiver = receivers.start;
 
 beforeAll(async () => {
   fanout = await startFanout({ env: ENV });
   api = deliveryApi(fanout);
 });
 afterAll(async () => {
-  for (const r of receivers) r.close();
+  receivers.closeAll();
   await fanout?.stop();
 });
 

@@ -2,26 +2,22 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { PROTOS, startFanout, waitFor, type Fanout } from "./harness.ts";
-import { deliveryApi, Receiver, status } from "./receiver.ts";
+import { deliveryApi, status, receiverSet } from "./receiver.ts";
 
 // Three attempts in all (the first and two retries), 500 ms each at most.
 const ENV = { FANOUT_RETRY_SCHEDULE: "100ms,200ms", FANOUT_LIVENESS_INTERVAL: "200ms", FANOUT_DELIVERY_TIMEOUT: "500ms" };
 
 let fanout: Fanout;
 let api: ReturnType<typeof deliveryApi>;
-const receivers: Receiver[] = [];
-const receiver = async (host?: string) => {
-  const r = await Receiver.start(host);
-  receivers.push(r);
-  return r;
-};
+const receivers = receiverSet();
+const receiver = receivers.start;
 
 beforeAll(async () => {
   fanout = await startFanout({ env: ENV });
   api = deliveryApi(fanout);
 });
 afterAll(async () => {
-  for (const r of receivers) r.close();
+  receivers.closeAll();
   await fanout?.stop();
 });
 

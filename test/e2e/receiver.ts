@@ -109,3 +109,18 @@ export function deliveryApi(fanout: Fanout, proto: Proto = "h1") {
     },
   };
 }
+
+/** Receivers started by a test file, closed together in its afterAll. */
+export function receiverSet() {
+  const started: Receiver[] = [];
+  return {
+    async start(host?: string): Promise<Receiver> {
+      const r = await Receiver.start(host);
+      started.push(r);
+      return r;
+    },
+    closeAll(): void {
+      for (const r of started) r.close();
+    },
+  };
+}

@@ -15,7 +15,7 @@ test("a given PEM pair is served, over HTTP/1.1 and HTTP/2 (ALPN)", async () => 
   const fanout = await startFanout({ env: { FANOUT_TLS_CERT: join(dir, "cert.pem"), FANOUT_TLS_KEY: join(dir, "key.pem") } });
   try {
     const port = Number(new URL(fanout.url).port);
-    const served = await new Promise<{ pem: string; alpn: string | false }>((resolve, reject) => {
+    const served = await new Promise<{ pem: string; alpn: string | false | null }>((resolve, reject) => {
       const socket = tls.connect({ host: "127.0.0.1", port, rejectUnauthorized: false, ALPNProtocols: ["h2", "http/1.1"] }, () => {
         const der = socket.getPeerCertificate().raw;
         resolve({ pem: der.toString("base64"), alpn: socket.alpnProtocol });
