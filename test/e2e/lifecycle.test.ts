@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { cli, PROTOS, startFanout, tempDir } from "./harness.ts";
+import { deliveryApi, Receiver } from "./receiver.ts";
 
 describe("lifecycle", () => {
   test("first start onboards once and prints a generated owner key; a restart on the same file loses nothing", async () => {
@@ -51,11 +52,21 @@ describe("lifecycle", () => {
     expect(await fanout.stop()).toBe(0);
   });
 
-  test("a throwaway :memory: instance needs no database file", async () => {
+  test("a throwaway :memory: instance, as CI runs it, needs no database file and delivers", async () => {
     const fanout = await startFanout({ env: { FANOUT_DB: ":memory:" } });
-    expect(fanout.output()).toContain("in memory");
-    expect((await fanout.call("h2", "POST", "/v1/queues", { body: { name: "tmp" } })).status).toBe(200);
-    expect(await fanout.stop()).toBe(0);
+    const receiver = await Receiver.start();
+    try {
+      expect(fanout.output()).toContain("in memory");
+      const api = deliveryApi(fanout, "h2");
+      const queue = await api.queue();
+      await api.listener(queue, "ci", receiver);
+      const id = await api.publish(queue, { ci: true });
+      const [delivery] = await receiver.waitForDeliveries(1);
+      expect(JSON.parse(delivery!.body)).toMatchObject({ id, data: { ci: true } });
+      expect(await fanout.stop()).toBe(0);
+    } finally {
+      receiver.close();
+    }
   });
 
   test("invalid configuration exits 2 with one line; help and migrate work", async () => {
