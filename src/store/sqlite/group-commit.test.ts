@@ -62,3 +62,15 @@ test("a lock held past the timeout fails the waiting writes with 503, and later 
   await commits.run(() => db.run("INSERT INTO t (v) VALUES (2)"));
   expect(count(db)).toBe(1);
 });
+
+test("a BEGIN that fails for another reason than a lock settles the waiting writes instead of crashing", async () => {
+  const { db } = fresh();
+  const commits = new GroupCommit(db, 1000);
+  db.run("BEGIN"); // the connection is already in a transaction: BEGIN IMMEDIATE fails, and not as "busy"
+  const failed = await commits.run(() => db.run("INSERT INTO t (v) VALUES (1)")).catch((e) => e);
+  expect(failed).toBeInstanceOf(Error);
+  expect(String(failed.message)).toContain("transaction");
+  db.run("ROLLBACK");
+  await commits.run(() => db.run("INSERT INTO t (v) VALUES (2)"));
+  expect(count(db)).toBe(1);
+});

@@ -51,7 +51,8 @@ export class GroupCommit {
     try {
       this.sqlite.run("COMMIT");
     } catch (e) {
-      this.sqlite.run("ROLLBACK");
+      // A failed COMMIT may already have rolled back (SQLITE_FULL, I/O errors); a second ROLLBACK would throw.
+      if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");
       for (const unit of batch) unit.reject(e);
       this.reschedule(0);
       return;
@@ -64,7 +65,11 @@ export class GroupCommit {
     this.reschedule(0);
   }
 
-  /** BEGIN IMMEDIATE without waiting; false when the database is busy (a retry is scheduled, or the batch failed). */
+  /**
+   * BEGIN IMMEDIATE without waiting; false when it did not start: busy (a retry is scheduled, or the batch timed
+   * out) or failed outright. Any failure settles the waiting writes: this runs in a timer callback, where a throw
+   * would take the process down and leave every caller waiting.
+   */
   private begin(): boolean {
     this.sqlite.run("PRAGMA busy_timeout = 0");
     try {
@@ -72,7 +77,10 @@ export class GroupCommit {
       this.busySince = null;
       return true;
     } catch (e) {
-      if (!isBusy(e)) throw e;
+      if (!isBusy(e)) {
+        for (const unit of this.pending.splice(0)) unit.reject(e);
+        return false;
+      }
       const now = performance.now();
       this.busySince ??= now;
       if (now - this.busySince > this.busyTimeoutMs) {
