@@ -2,7 +2,7 @@
 // database the main thread has already migrated, runs the drain loop and the liveness prober, and reports
 // through postMessage only. A build must list this file as a second entry point (scripts/build.ts).
 import type { Database } from "bun:sqlite";
-import { openDatabase } from "../store/sqlite/db.ts";
+import { BUSY_TIMEOUT_MS, openDatabase } from "../store/sqlite/db.ts";
 import { deliveryStore } from "../store/sqlite/deliveries.ts";
 import { AgentPool, makeTargetPolicy, send } from "./egress.ts";
 import { DeliveryLoop } from "./loop.ts";
@@ -19,8 +19,12 @@ const PROBE_CONCURRENCY = 64;
  * This thread does it instead. RESTART, not PASSIVE: under constant ingest a PASSIVE checkpoint never catches
  * up with the writer, so the WAL never restarts and grows without bound (470 MB in 8 s, measured). RESTART holds
  * the write lock while it copies; the API thread's group commit waits for it without blocking its event loop.
+ * RESTART also waits for readers, so it gets a short busy timeout of its own: a long reader (a backup, a large
+ * list) then leaves the checkpoint partial for this round (reported as a row, not an error) instead of stalling
+ * every delivery for the connection's full 5 s.
  */
 const CHECKPOINT_EVERY_MS = 500;
+const CHECKPOINT_WAIT_MS = 100;
 
 let sqlite: Database | undefined;
 let loop: DeliveryLoop | undefined;
@@ -75,7 +79,9 @@ async function start(m: StartMessage): Promise<void> {
   loop.start();
   checkpoints = setInterval(() => {
     try {
+      sqlite?.run(`PRAGMA busy_timeout = ${CHECKPOINT_WAIT_MS}`);
       sqlite?.run("PRAGMA wal_checkpoint(RESTART)");
+      sqlite?.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     } catch (e) {
       // A checkpoint that cannot run leaves the WAL unbounded: the supervisor restarts this thread.
       fail(e);
