@@ -26,7 +26,7 @@ export async function runServe(config: Config): Promise<number> {
   let stopping = false;
   const peers = new WeakMap<Request, string>();
   const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress: (r: Request) => peers.get(r) };
-  const server = serve(buildApp(deps).fetch, { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, peers });
+  const server = serve(buildApp(deps).fetch, { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, peers });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
   printWelcome(config, url, store.path, tls.description, onboarded);
 

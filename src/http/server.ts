@@ -4,10 +4,11 @@
  */
 import type { Server } from "bun";
 import { errorResponse } from "./errors.ts";
+import type { Logger } from "../lib/log.ts";
 
 export type Tls = { cert: string; key: string } | null;
 /** `peers` receives each routed request's socket address (for lockout): only the request Bun handed in knows it. */
-export type ServerOptions = { host: string; port: number; tls: Tls; isStopping: () => boolean; peers?: WeakMap<Request, string> };
+export type ServerOptions = { host: string; port: number; tls: Tls; isStopping: () => boolean; log: Logger; peers?: WeakMap<Request, string> };
 type Fetch = (request: Request) => Response | Promise<Response>;
 
 const UNVERSIONED = new Set(["/healthz"]);
@@ -33,8 +34,11 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
       if (peer && options.peers) options.peers.set(routed, peer);
       return fetch(routed);
     },
-    error() {
-      return errorResponse(500, "Unexpected error.");
+    // Reached only by a failure outside the Elysia app (which renders its own errors): log it, answer JSON.
+    error(error: Error) {
+      const requestId = crypto.randomUUID();
+      options.log.error("unexpected error outside the app", { requestId, error: String(error?.stack ?? error) });
+      return errorResponse(500, `Unexpected error; request id ${requestId}.`);
     },
   } as any);
 }
