@@ -1,6 +1,6 @@
 /** The commands other than `serve`. Each opens the database itself, so they work beside a running server. */
 import type { Command, Config } from "./config.ts";
-import { ConfigError, isOrgName } from "./config.ts";
+import { ConfigError } from "./config.ts";
 import { openSqliteStore } from "./store/sqlite/index.ts";
 import { createOrganization } from "./modules/organizations/onboarding.ts";
 import { AppError } from "./lib/errors.ts";
@@ -31,7 +31,6 @@ export async function runCommand(command: Exclude<Command, { name: "serve" | "he
 }
 
 async function createOrg(store: ReturnType<typeof openSqliteStore>, name: string, io: Out): Promise<number> {
-  if (!isOrgName(name)) throw new ConfigError(`invalid organization name '${name}': expected lowercase reverse-DNS like com.example.team`);
   try {
     const made = await createOrganization(store, name, undefined, Date.now());
     io.out(`organization ${made.org.name} created`);

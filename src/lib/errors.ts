@@ -15,7 +15,6 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (detail: string, errors?: FieldError[]) => new AppError(400, detail, errors);
 export const unauthorized = (detail = "A valid X-API-KEY header is required.") => new AppError(401, detail);
 export const forbidden = (detail: string, headers?: Record<string, string>) => new AppError(403, detail, undefined, headers);
 export const notFound = (what: string) => new AppError(404, `${what} does not exist.`);

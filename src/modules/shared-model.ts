@@ -11,9 +11,3 @@ export const Links = t.Record(t.String(), LinkObject, { description: "`self` and
 export const PrettyQuery = { pretty: t.Optional(t.String({ description: "indent the JSON response: `true`, `1` or empty" })) };
 /** A route's query: `pretty` and the route's own parameters. Unknown parameters are ignored, as clients expect of a URL. */
 export const Query = <P extends TProperties>(props: P = {} as P) => t.Object({ ...PrettyQuery, ...props }, { additionalProperties: true });
-export const ErrorModel = t.Object({
-  title: t.String(),
-  status: t.Integer(),
-  detail: t.Optional(t.String()),
-  errors: t.Optional(t.Array(t.Object({ path: t.String(), message: t.String() }))),
-});
