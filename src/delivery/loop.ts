@@ -38,7 +38,8 @@ export type LoopOptions = {
 };
 
 export class DeliveryLoop {
-  private readonly inFlight = new Map<number, ClaimedDelivery>();
+  // Keyed by the claim, not the row id: a deleted delivery's id can be reused while its send is still in flight.
+  private readonly inFlight = new Set<ClaimedDelivery>();
   private readonly busy = new Map<number, number>();
   private results: Completion[] = [];
   private stepQueued = false;
@@ -145,11 +146,11 @@ export class DeliveryLoop {
   }
 
   private launch(c: ClaimedDelivery): void {
-    this.inFlight.set(c.id, c);
+    this.inFlight.add(c);
     this.busy.set(c.listener.seq, (this.busy.get(c.listener.seq) ?? 0) + 1);
     attempt(c, this.o.attempt).then((result) => {
       if (this.closed) return; // released at stop: the row is pending again and this result is fenced out anyway
-      this.inFlight.delete(c.id);
+      this.inFlight.delete(c);
       const left = (this.busy.get(c.listener.seq) ?? 1) - 1;
       if (left > 0) this.busy.set(c.listener.seq, left);
       else this.busy.delete(c.listener.seq);
