@@ -11,6 +11,7 @@
  */
 import { and, asc, eq, gt, gte, or, sql } from "drizzle-orm";
 import { events, orgs } from "./schema.ts";
+import type { Database } from "bun:sqlite";
 import type { Conn, Tx } from "./shared.ts";
 import { base62, fromBase62, randomBase62 } from "../../lib/ids.ts";
 import type { EventStore, UsageEvent } from "../index.ts";
@@ -33,13 +34,39 @@ const SEQ_LIMIT = 62 ** 4;
 /** `evt_` + stored_at (8) + sequence within that millisecond (4) + random (8), which keeps ids unique across organizations. */
 const eventId = (storedAt: number, seq: number) => `evt_${base62(storedAt, 8)}${base62(seq, 4)}${randomBase62(8)}`;
 
-/** The (stored_at, id) of the organization's next event: after its last one, whatever `now` says. */
-export function nextEventKey(tx: Tx, orgId: string, now: number): { id: string; storedAt: number } {
-  const last = tx.$client
-    .query<{ storedAt: number; id: string }, [string]>(
-      "SELECT stored_at AS storedAt, id FROM events WHERE org_id = ? ORDER BY stored_at DESC, id DESC LIMIT 1",
-    )
+type EventKey = { id: string; storedAt: number };
+
+/**
+ * Each organization's newest event key within the current write transaction of one connection. While this
+ * connection holds the write lock nobody else can add events, so the newest key is read once per organization
+ * per transaction instead of once per write (a SELECT of about 7 µs, on every publish). The group commit forgets
+ * it at each BEGIN. A unit rolled back to its savepoint may leave it ahead of the table: the next key then
+ * follows a key that was never committed, which keeps keys growing, all paging needs.
+ */
+export class EventKeyMemo {
+  readonly last = new Map<string, EventKey>();
+  forget(): void {
+    this.last.clear();
+  }
+}
+
+const memos = new WeakMap<Database, EventKeyMemo>();
+
+/** The memo of a connection whose writes all go through one group commit (which calls `forget` at BEGIN). */
+export function eventKeyMemo(sqlite: Database): EventKeyMemo {
+  const memo = memos.get(sqlite) ?? new EventKeyMemo();
+  memos.set(sqlite, memo);
+  return memo;
+}
+
+function newestKey(tx: Tx, orgId: string): EventKey | null {
+  return tx.$client
+    .query<EventKey, [string]>("SELECT stored_at AS storedAt, id FROM events WHERE org_id = ? ORDER BY stored_at DESC, id DESC LIMIT 1")
     .get(orgId);
+}
+
+/** The key after `last` at `now`: after the organization's newest one, whatever `now` says. */
+function keyAfter(last: EventKey | null, now: number): EventKey {
   if (!last || last.storedAt < now) return { id: eventId(now, 0), storedAt: now };
   const storedAt = last.storedAt;
   const sameMs = last.id.slice(4, 12) === base62(storedAt, 8);
@@ -48,6 +75,14 @@ export function nextEventKey(tx: Tx, orgId: string, now: number): { id: string; 
   // A full millisecond, or a last id of another shape: move on to the next millisecond.
   if (seq >= SEQ_LIMIT || id <= last.id) return { id: eventId(storedAt + 1, 0), storedAt: storedAt + 1 };
   return { id, storedAt };
+}
+
+/** The (stored_at, id) of the organization's next event; call it inside the write transaction that stores it. */
+export function nextEventKey(tx: Tx, orgId: string, now: number): EventKey {
+  const memo = tx.$client.inTransaction ? memos.get(tx.$client) : undefined;
+  const key = keyAfter(memo?.last.get(orgId) ?? newestKey(tx, orgId), now);
+  memo?.last.set(orgId, key);
+  return key;
 }
 
 /** Rows deleted per statement: small enough that one batch holds the write lock for a few milliseconds. */

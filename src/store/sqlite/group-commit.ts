@@ -26,9 +26,11 @@ export class GroupCommit {
   private scheduled = false;
   private busySince: number | null = null;
 
+  /** `onBegin` runs when a batch's transaction has started, before its units: for memos valid only within it. */
   constructor(
     private readonly sqlite: Database,
     private readonly busyTimeoutMs: number,
+    private readonly onBegin: () => void = () => {},
   ) {}
 
   /** Runs `fn` in the next batch's transaction; settles after that transaction commits (or fails). */
@@ -75,6 +77,7 @@ export class GroupCommit {
     try {
       this.sqlite.run("BEGIN IMMEDIATE");
       this.busySince = null;
+      this.onBegin();
       return true;
     } catch (e) {
       if (!isBusy(e)) {

@@ -7,7 +7,7 @@ import { apiKeyStore } from "./api-keys.ts";
 import { queueStore } from "./queues.ts";
 import { listenerStore } from "./listeners.ts";
 import { messageStore } from "./messages.ts";
-import { eventStore } from "./events.ts";
+import { eventKeyMemo, eventStore } from "./events.ts";
 import { deliveryStore } from "./deliveries.ts";
 import type { Store } from "../index.ts";
 import { GroupCommit } from "./group-commit.ts";
@@ -23,7 +23,8 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
   const sqlite = openDatabase(where.path, options.durability, where.temporary, options.checkpoints);
   if (options.migrate !== false) applyMigrations(sqlite);
   const db = drizzle(sqlite, { schema });
-  const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS);
+  const eventKeys = eventKeyMemo(sqlite);
+  const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, () => eventKeys.forget());
   const conn: Conn = { db, write: (fn) => commits.run(() => fn(db)) };
   return {
     path: where.path,
