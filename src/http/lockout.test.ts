@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import ipaddr from "ipaddr.js";
 import { clientAddress, createLockout } from "./lockout.ts";
 
 const T0 = 1_700_000_000_000;
@@ -68,6 +69,16 @@ describe("client address", () => {
     expect(clientAddress("::ffff:127.0.0.1", null, false)).toBe("127.0.0.1");
     expect(clientAddress("2001:db8:1:2:3:4:5:6", null, false)).toBe("2001:db8:1:2::/64");
     expect(clientAddress("2001:db8:1:2::99", null, false)).toBe("2001:db8:1:2::/64");
+  });
+
+  test("counts every spelling of an IPv4 address as the one address ipaddr.js prints", () => {
+    // Canonical forms take a fast path; the rest must still be normalized, so "010.0.0.1" cannot dodge a lock on 8.0.0.1.
+    const spellings = ["127.0.0.1", "0.0.0.0", "255.255.255.255", "10.20.30.40", "010.0.0.1", "0x7f.0.0.1", "127.1", "1.2.3.04", "256.1.1.1"];
+    for (const raw of spellings) {
+      const expected = ipaddr.isValid(raw) ? ipaddr.process(raw).toString() : raw;
+      expect(clientAddress(raw, null, false)).toBe(expected);
+    }
+    expect(clientAddress("010.0.0.1", null, false)).toBe("8.0.0.1");
   });
 
   test("keeps text that is no address, cut short", () => {

@@ -65,6 +65,8 @@ export function createLockout(options: LockoutOptions): Lockout {
 }
 
 const MAX_ADDRESS_CHARS = 100;
+const OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+const CANONICAL_IPV4 = new RegExp(`^${OCTET}(\\.${OCTET}){3}$`);
 
 /**
  * The key a client is counted under. With `trustProxy` it is the left-most X-Forwarded-For entry, the original
@@ -77,6 +79,8 @@ const MAX_ADDRESS_CHARS = 100;
 export function clientAddress(peer: string | null | undefined, forwardedFor: string | null, trustProxy: boolean): string {
   const forwarded = trustProxy ? forwardedFor?.split(",")[0]?.trim() : undefined;
   const raw = forwarded || peer || "unknown";
+  // The common case, a socket's IPv4 peer, is already in the form ipaddr.js would print; parsing it was ~2 µs a request.
+  if (CANONICAL_IPV4.test(raw)) return raw;
   if (!ipaddr.isValid(raw)) return raw.slice(0, MAX_ADDRESS_CHARS);
   const address = ipaddr.process(raw);
   if (address.kind() === "ipv4") return address.toString();
