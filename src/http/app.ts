@@ -7,6 +7,7 @@ import { openapi } from "@elysiajs/openapi";
 import { AppError } from "../lib/errors.ts";
 import { errorResponse, fromAppError, validationErrors } from "./errors.ts";
 import { negotiate } from "./negotiation.ts";
+import { splitUrl, wantsPretty } from "./request-url.ts";
 import { routeTable } from "./routes-table.ts";
 import { requestGate, type Deps } from "./context.ts";
 import { eventRoutes } from "../modules/events/routes.ts";
@@ -19,13 +20,8 @@ import { schemaRoutes } from "../modules/schemas/routes.ts";
 
 export type { Deps } from "./context.ts";
 
-const isPretty = (url: string) => {
-  const value = new URL(url).searchParams.get("pretty");
-  return value === "" || value === "true" || value === "1";
-};
-
 function render(value: unknown, request: Request, status: number, headers: Record<string, string>): Response {
-  const body = value === undefined ? "" : JSON.stringify(value, null, isPretty(request.url) ? 2 : undefined);
+  const body = value === undefined ? "" : JSON.stringify(value, null, wantsPretty(splitUrl(request.url).search) ? 2 : undefined);
   return new Response(body, { status, headers: { ...headers, "content-type": "application/json" } });
 }
 
@@ -40,12 +36,12 @@ export function buildApp(deps: Deps) {
       if (code === "VALIDATION") return errorResponse(400, "The request does not have the expected shape.", validationErrors(error.type, error.all as any));
       if (code === "PARSE") return errorResponse(400, "The body is not valid JSON.");
       if (code === "NOT_FOUND") {
-        const methods = allowed(new URL(request.url).pathname);
+        const methods = allowed(splitUrl(request.url).path);
         if (methods.length) return errorResponse(405, `This path allows ${methods.join(", ")}.`, undefined, { allow: methods.join(", ") });
         return errorResponse(404, "No such path.");
       }
       const requestId = crypto.randomUUID();
-      deps.log.error("unexpected error", { requestId, method: request.method, path: new URL(request.url).pathname, error: String((error as Error)?.stack ?? error) });
+      deps.log.error("unexpected error", { requestId, method: request.method, path: splitUrl(request.url).path, error: String((error as Error)?.stack ?? error) });
       return errorResponse(500, `Unexpected error; request id ${requestId}.`);
     })
     .mapResponse(({ responseValue, request, set }) => {

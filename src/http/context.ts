@@ -14,6 +14,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { authenticate, createGate, type Auth } from "./auth.ts";
 import { originOf } from "./links.ts";
+import { splitUrl } from "./request-url.ts";
 
 export type Deps = {
   store: Store;
@@ -42,7 +43,7 @@ export function requestGate(deps: Deps, options: { open?: string[] } = {}) {
   const open = new Set(options.open ?? []);
   // A request hook runs before routing, for every request the app gets whatever its path: hence the path test.
   return new Elysia().onRequest(async ({ request, set }) => {
-    if (!isGated(new URL(request.url).pathname, open)) return;
+    if (!isGated(splitUrl(request.url).path, open)) return;
     const result = await gate.admit(request, deps.peerAddress?.(request) ?? null, deps.clock.now());
     Object.assign(set.headers, result.headers);
     admitted.set(request, result.auth);

@@ -1,11 +1,11 @@
 /** Hypermedia links: always link objects with absolute URLs under /v1 (PRODUCT §4). */
+import { splitUrl } from "./request-url.ts";
+
 export type Link = { href: string };
 export type Links = Record<string, Link>;
 
 export function originOf(request: Request, baseUrl: string | undefined): string {
-  if (baseUrl) return baseUrl;
-  const url = new URL(request.url);
-  return url.origin;
+  return baseUrl || splitUrl(request.url).origin;
 }
 
 export function link(origin: string, path: string): Link {

@@ -4,6 +4,7 @@
  */
 import type { Server } from "bun";
 import { errorResponse } from "./errors.ts";
+import { splitUrl } from "./request-url.ts";
 import type { Logger } from "../lib/log.ts";
 
 export type Tls = { cert: string; key: string } | null;
@@ -14,10 +15,9 @@ type Fetch = (request: Request) => Response | Promise<Response>;
 const UNVERSIONED = new Set(["/healthz"]);
 
 export function withVersionPrefix(request: Request): Request {
-  const url = new URL(request.url);
-  if (url.pathname === "/v1" || url.pathname.startsWith("/v1/") || UNVERSIONED.has(url.pathname)) return request;
-  url.pathname = `/v1${url.pathname === "/" ? "" : url.pathname}`;
-  return new Request(url.toString(), request);
+  const { origin, path, search } = splitUrl(request.url);
+  if (path === "/v1" || path.startsWith("/v1/") || UNVERSIONED.has(path)) return request;
+  return new Request(`${origin}/v1${path === "/" ? "" : path}${search}`, request);
 }
 
 export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {

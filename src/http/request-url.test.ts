@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { splitUrl, wantsPretty } from "./request-url.ts";
+
+// The URLs a real Bun server hands its fetch handler, for requests sent as raw text (no client normalizes them).
+let server: ReturnType<typeof Bun.serve>;
+beforeAll(() => {
+  server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (r) => new Response(r.url) });
+});
+afterAll(() => server.stop(true));
+
+async function received(path: string, host: string): Promise<string> {
+  const socket = await Bun.connect({ hostname: "127.0.0.1", port: server.port!, socket: { data(s, d) { chunks.push(Buffer.from(d).toString()); }, close() {} } });
+  const chunks: string[] = [];
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+  for (let i = 0; i < 200 && !chunks.join("").includes("\r\n\r\n"); i++) await Bun.sleep(5);
+  for (let i = 0; i < 200; i++) {
+    const text = chunks.join("");
+    const length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? -1);
+    const body = text.slice(text.indexOf("\r\n\r\n") + 4);
+    if (length >= 0 && body.length >= length) return body.slice(0, length);
+    await Bun.sleep(5);
+  }
+  throw new Error(`no answer for ${path}`);
+}
+
+const PATHS = ["/v1/queues", "/healthz/../v1/queues", "/v1/./queues", "/v1/%2e%2e/x", "/v1/queues?pretty=1", "//v1/queues", "/v1/q%20x?a=b&pretty", "/"];
+const HOSTS = ["127.0.0.1", "EXAMPLE.com:80", "[0:0::1]:80", "Ex.com:8080"];
+
+test("origin and path are what the URL parser finds, for the URLs Bun hands the server", async () => {
+  let compared = 0;
+  for (const host of HOSTS) {
+    for (const path of PATHS) {
+      const url = await received(path, host);
+      const parsed = new URL(url);
+      expect(splitUrl(url)).toEqual({ origin: parsed.origin, path: parsed.pathname, search: parsed.search });
+      compared++;
+    }
+  }
+  expect(compared).toBe(HOSTS.length * PATHS.length);
+});
+
+test("a Host Bun cannot use leaves a relative URL: no origin, the path intact", async () => {
+  const url = await received("/v1/queues?x=1", "bücher.de");
+  expect(splitUrl(url)).toEqual({ origin: "", path: "/v1/queues", search: "?x=1" });
+});
+
+test("pretty is asked by name, empty, true or 1", () => {
+  for (const search of ["?pretty", "?pretty=", "?pretty=true", "?a=1&pretty=1"]) expect(wantsPretty(search)).toBe(true);
+  for (const search of ["", "?pretty=false", "?pretty=0", "?prettyish=1", "?a=pretty"]) expect(wantsPretty(search)).toBe(false);
+});
