@@ -5,6 +5,7 @@
 import type { Config } from "../config.ts";
 import type { Logger } from "../lib/log.ts";
 import { randomBase62 } from "../lib/ids.ts";
+import { threadEntry } from "../lib/thread-entry.ts";
 import type { FromWorker, ToWorker } from "./protocol.ts";
 
 export type DeliveryOptions = {
@@ -22,14 +23,9 @@ const RESTART_MAX_MS = 30_000;
 /** A worker that ran this long before dying is restarted quickly again: its death was not a start-up loop. */
 const HEALTHY_AFTER_MS = 60_000;
 
-/**
- * Run from source, the worker is the file beside this one. In a binary from `bun build --compile` every bundled
- * module shares the entry's import.meta.url (file:///$bunfs/root/<outfile>) and the worker, built as a second
- * entry point, sits under the entry points' common root (src/) as delivery/worker.
- */
+/** The delivery worker's entry file, from source or inside a compiled binary (lib/thread-entry.ts). */
 export function workerEntry(moduleUrl = import.meta.url): string {
-  const fromSource = moduleUrl.endsWith("/delivery/supervisor.ts");
-  return new URL(fromSource ? "./worker.ts" : "./delivery/worker.ts", moduleUrl).href;
+  return threadEntry(moduleUrl, "delivery/supervisor.ts", "delivery/worker.ts");
 }
 
 /** Part of the shutdown bound kept for writing results, giving back leases and closing after the drain. */
@@ -70,7 +66,6 @@ class Supervisor {
     this.post({ type: "start", dbPath: options.dbPath, config: options.config, version: options.version, owner: this.owner, releaseOwners });
   }
 
-  /** A burst of publishes in one tick makes one message to the worker. */
   /**
    * One message per turn of the event loop however many publishes committed in it. A microtask is not enough:
    * Bun drains microtasks after every request, which made one cross-thread message (~8 µs) per publish.
