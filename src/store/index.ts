@@ -68,6 +68,9 @@ export interface Message {
   createdAt: number;
 }
 
+/** What a publish answers with: the caller has the data it sent, so it is not parsed back. */
+export type PublishedMessage = Omit<Message, "data">;
+
 export type DeliveryState = "pending" | "sending" | "acknowledged" | "missed";
 
 /** Per listener delivery state of one message (GET one message). */
@@ -162,7 +165,7 @@ export interface MessageStore {
    * Stores the message and, in the same transaction, one pending delivery per listener of the queue that exists now.
    * `schemaId` is the schema the data was checked against; if the queue's differs now, it throws SchemaChanged.
    */
-  publish(orgId: string, queueId: string, input: PublishInput, now: number, actor: Actor): Promise<Message>;
+  publish(orgId: string, queueId: string, input: PublishInput, now: number, actor: Actor): Promise<PublishedMessage>;
   list(orgId: string, filter: MessageFilter, page: Page): Promise<Paged<Message>>;
   get(orgId: string, queueId: string, id: string): Promise<Message>;
   deliveries(orgId: string, queueId: string, id: string): Promise<DeliveryStatus[]>;

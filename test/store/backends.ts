@@ -10,11 +10,20 @@ import type { Store } from "../../src/store/index.ts";
 
 export type Backend = { name: string; open(): Promise<Store> };
 
+const freshFile = () => join(mkdtempSync(join(tmpdir(), "fanout-store-")), "store.db");
+
 export const BACKENDS: Backend[] = [
   {
     name: "sqlite",
     async open() {
-      return openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-store-")), "store.db"), { durability: "normal" });
+      return openSqliteStore(freshFile(), { durability: "normal" });
+    },
+  },
+  {
+    // As `fanout serve` runs it: publishes on a thread of their own, everything else on the caller's connection.
+    name: "sqlite with a publish thread",
+    async open() {
+      return openSqliteStore(freshFile(), { durability: "normal", publishThread: {} });
     },
   },
 ];

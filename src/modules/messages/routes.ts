@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
 import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
-import type { Attempt, DeliveryStatus, Message } from "../../store/index.ts";
+import type { Attempt, DeliveryStatus } from "../../store/index.ts";
 import { Query } from "../shared-model.ts";
 import * as m from "./model.ts";
 import * as service from "./service.ts";
@@ -16,7 +16,7 @@ const tags = ["messages"];
 const Pretty = Query();
 const ListQuery = Query(PagingQuery);
 
-const ref = (msg: Message) => ({ id: msg.id, name: msg.name });
+const ref = (msg: { id: string; name: string | null }) => ({ id: msg.id, name: msg.name });
 
 /** A message's `_links`: itself, its queue, and its attempts (a sub-resource). */
 function messageLinks(origin: string, queueId: string, id: string): Links {

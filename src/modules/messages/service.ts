@@ -2,7 +2,7 @@ import type { Deps } from "../../http/context.ts";
 import type { Auth } from "../../http/auth.ts";
 import { requireScope, visibleTo } from "../../http/scopes.ts";
 import { AppError, SchemaChanged, tooLarge, unprocessable } from "../../lib/errors.ts";
-import type { Message, Page, Queue } from "../../store/index.ts";
+import type { Message, Page, PublishedMessage, Queue } from "../../store/index.ts";
 import { validateData } from "../schemas/message-schema.ts";
 import type { QueueCache } from "./queue-cache.ts";
 
@@ -27,7 +27,7 @@ function checkData(deps: Deps, queue: Queue, data: unknown, text: string): void 
  * and the message is checked again against the queue as it is now. Three tries bound a queue whose schema changes
  * constantly.
  */
-async function publishChecked(deps: Deps, queues: QueueCache, auth: Auth, queueId: string, body: MessageCreate, text: string, now: number): Promise<Message> {
+async function publishChecked(deps: Deps, queues: QueueCache, auth: Auth, queueId: string, body: MessageCreate, text: string, now: number): Promise<PublishedMessage> {
   for (let attempt = 1; ; attempt++) {
     const { queue, cached } = await queues.get(auth.orgId, queueId);
     try {
@@ -47,7 +47,7 @@ async function publishChecked(deps: Deps, queues: QueueCache, auth: Auth, queueI
  * without asking for the queues scope, so a key may publish to a queue it cannot otherwise see.
  * The stored text is the data exactly as sent, a JSON-in-a-string included, so listeners get what was published.
  */
-export async function publishMessage(deps: Deps, queues: QueueCache, auth: Auth, queueId: string, body: MessageCreate, now: number): Promise<Message> {
+export async function publishMessage(deps: Deps, queues: QueueCache, auth: Auth, queueId: string, body: MessageCreate, now: number): Promise<PublishedMessage> {
   requireScope(auth.key, "messages", "write", [queueId]);
   const text = JSON.stringify(body.data);
   const message = await publishChecked(deps, queues, auth, queueId, body, text, now);

@@ -1,20 +1,26 @@
-import { drizzle } from "drizzle-orm/bun-sqlite";
-import * as schema from "./schema.ts";
-import { BUSY_TIMEOUT_MS, openDatabase, resolveLocation, removeTemporary, type Durability } from "./db.ts";
+import { openDatabase, resolveLocation, removeTemporary, type Durability } from "./db.ts";
 import { applyMigrations } from "./migrations.ts";
 import { orgStore } from "./orgs.ts";
 import { apiKeyStore } from "./api-keys.ts";
 import { queueStore } from "./queues.ts";
 import { listenerStore } from "./listeners.ts";
 import { messageStore } from "./messages.ts";
-import { eventKeyMemo, eventStore } from "./events.ts";
+import { eventStore } from "./events.ts";
 import { deliveryStore } from "./deliveries.ts";
 import type { Store } from "../index.ts";
-import { GroupCommit } from "./group-commit.ts";
-import type { Conn } from "./shared.ts";
+import { connect } from "./conn.ts";
+import { PublishThread, type PublishThreadOptions } from "./publish-thread/client.ts";
 
-/** `checkpoints: "elsewhere"`: another connection (the delivery worker's) keeps the WAL bounded; see db.ts. */
-export type SqliteOptions = { durability: Durability; migrate?: boolean; checkpoints?: "auto" | "elsewhere" };
+/**
+ * `checkpoints: "elsewhere"`: another connection (the delivery worker's) keeps the WAL bounded; see db.ts.
+ * `publishThread`: publishes run on a thread of their own (publish-thread/), beside the caller's thread.
+ */
+export type SqliteOptions = {
+  durability: Durability;
+  migrate?: boolean;
+  checkpoints?: "auto" | "elsewhere";
+  publishThread?: Pick<PublishThreadOptions, "log" | "threadUrl">;
+};
 export type SqliteStore = Store & { path: string };
 
 /** Opens (and by default migrates) the database at `location`: a file path, or `:memory:` for a throwaway one. */
@@ -22,17 +28,18 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
   const where = resolveLocation(location);
   const sqlite = openDatabase(where.path, options.durability, where.temporary, options.checkpoints);
   if (options.migrate !== false) applyMigrations(sqlite);
-  const db = drizzle(sqlite, { schema });
-  const eventKeys = eventKeyMemo(sqlite);
-  const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, () => eventKeys.forget());
-  const conn: Conn = { db, write: (fn) => commits.run(() => fn(db)) };
+  const conn = connect(sqlite);
+  const thread = options.publishThread
+    ? new PublishThread({ ...options.publishThread, path: where.path, durability: options.durability, temporary: where.temporary })
+    : null;
+  const messages = thread ? { ...messageStore(conn), publish: thread.publish.bind(thread) } : messageStore(conn);
   return {
     path: where.path,
     orgs: orgStore(conn),
     apiKeys: apiKeyStore(conn),
     queues: queueStore(conn),
     listeners: listenerStore(conn),
-    messages: messageStore(conn),
+    messages,
     events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
     async backup(file) {
@@ -40,6 +47,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
       sqlite.run("VACUUM INTO ?", [file]);
     },
     async close() {
+      await thread?.close();
       sqlite.close();
       removeTemporary(where);
     },

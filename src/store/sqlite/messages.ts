@@ -4,7 +4,7 @@ import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from 
 import { findQueue } from "./queues.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound, SchemaChanged } from "../../lib/errors.ts";
-import type { Message, MessageStore, Actor, PublishInput } from "../index.ts";
+import type { Message, MessageStore, Actor, PublishInput, PublishedMessage } from "../index.ts";
 
 type Row = typeof messages.$inferSelect;
 const toMessage = (r: Row): Message => ({
@@ -33,7 +33,7 @@ export type Publish = PublishInput & { orgId: string; queueId: string; now: numb
  * The message and its fan-out in one transaction: every listener of the queue that exists at this moment gets a
  * pending delivery due now. A listener created after this commit cannot be in the set, whatever the clocks say.
  */
-export function publishIn(tx: Tx, p: Publish): Message {
+export function publishIn(tx: Tx, p: Publish): PublishedMessage {
   const queue = findQueue(tx, p.orgId, p.queueId);
   if (p.schemaId !== undefined && queue.schemaId !== p.schemaId) throw new SchemaChanged();
   const id = newId("message", p.now);
@@ -50,7 +50,7 @@ export function publishIn(tx: Tx, p: Publish): Message {
     )
     .run(p.orgId, seq, p.now, p.queueId);
   recordEvent(tx, p.orgId, "message_added", p.now, p.actor, { queue, message: { id, name: p.name } });
-  return { id, orgId: p.orgId, queueId: p.queueId, name: p.name, data: JSON.parse(p.data), createdAt: p.now };
+  return { id, orgId: p.orgId, queueId: p.queueId, name: p.name, createdAt: p.now };
 }
 
 export function messageStore({ db, write }: Conn): MessageStore {

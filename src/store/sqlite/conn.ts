@@ -1,0 +1,18 @@
+import type { Database } from "bun:sqlite";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import * as schema from "./schema.ts";
+import { BUSY_TIMEOUT_MS } from "./db.ts";
+import { eventKeyMemo } from "./events.ts";
+import { GroupCommit } from "./group-commit.ts";
+import type { Conn, Db } from "./shared.ts";
+
+/**
+ * What the stores of one connection share: the Drizzle handle for reads, and `write`, which runs each unit of
+ * work in that connection's group commit. The event-key memo is forgotten at every BEGIN (events.ts).
+ */
+export function connect(sqlite: Database): Conn {
+  const db = drizzle(sqlite, { schema }) as Db;
+  const eventKeys = eventKeyMemo(sqlite);
+  const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, () => eventKeys.forget());
+  return { db, write: (fn) => commits.run(() => fn(db)) };
+}
