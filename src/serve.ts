@@ -24,9 +24,10 @@ export async function runServe(config: Config): Promise<number> {
   const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION });
   const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
-  const peers = new WeakMap<Request, string>();
-  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress: (r: Request) => peers.get(r) };
-  const server = serve(buildApp(deps).fetch, { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, peers });
+  const originals = new WeakMap<Request, Request>();
+  const peerAddress = (r: Request) => server.requestIP(originals.get(r) ?? r)?.address;
+  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress };
+  const server = serve(buildApp(deps).fetch, { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, originals });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
   printWelcome(config, url, store.path, tls.description, onboarded);
 

@@ -44,7 +44,7 @@ export function requestGate(deps: Deps, options: { open?: string[] } = {}) {
   // A request hook runs before routing, for every request the app gets whatever its path: hence the path test.
   return new Elysia().onRequest(async ({ request, set }) => {
     if (!isGated(splitUrl(request.url).path, open)) return;
-    const result = await gate.admit(request, deps.peerAddress?.(request) ?? null, deps.clock.now());
+    const result = await gate.admit(request, () => deps.peerAddress?.(request) ?? null, deps.clock.now());
     Object.assign(set.headers, result.headers);
     admitted.set(request, result.auth);
   });

@@ -17,6 +17,8 @@ export type LockoutOptions = { attempts: number; windowMs: number; lockMs: numbe
 export interface Lockout {
   /** Epoch ms until which `address` is locked, or 0 when it is not. */
   lockedUntil(address: string, now: number): number;
+  /** False when no address is locked (expired locks may still count until they are looked up). */
+  hasLocks(): boolean;
   /** Records one failed authentication; returns the lock's end when this failure locked the address, else 0. */
   fail(address: string, now: number): number;
   readonly size: { failures: number; locks: number };
@@ -45,6 +47,7 @@ export function createLockout(options: LockoutOptions): Lockout {
 
   return {
     lockedUntil,
+    hasLocks: () => locks.size > 0,
     fail(address, now) {
       const current = failures.get(address);
       const entry = current && now - current.since < options.windowMs ? current : { since: now, count: 0 };

@@ -8,8 +8,11 @@ import { splitUrl } from "./request-url.ts";
 import type { Logger } from "../lib/log.ts";
 
 export type Tls = { cert: string; key: string } | null;
-/** `peers` receives each routed request's socket address (for lockout): only the request Bun handed in knows it. */
-export type ServerOptions = { host: string; port: number; tls: Tls; isStopping: () => boolean; log: Logger; peers?: WeakMap<Request, string> };
+/**
+ * `originals` maps a request rewritten here (version prefix) to the one Bun handed in: only that one knows its
+ * socket (`server.requestIP`, for lockout), and the address is looked up only when needed (auth.ts).
+ */
+export type ServerOptions = { host: string; port: number; tls: Tls; isStopping: () => boolean; log: Logger; originals?: WeakMap<Request, Request> };
 type Fetch = (request: Request) => Response | Promise<Response>;
 
 const UNVERSIONED = new Set(["/healthz"]);
@@ -27,11 +30,10 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
     // Bun answers a longer body itself; the negotiation step answers bodies with a declared length first, in JSON.
     maxRequestBodySize: 2 * 1024 * 1024,
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
-    fetch(request: Request, server: Server<undefined>) {
+    fetch(request: Request) {
       if (options.isStopping()) return errorResponse(503, "The service is shutting down.", undefined, { "retry-after": "5" });
       const routed = withVersionPrefix(request);
-      const peer = server.requestIP(request)?.address;
-      if (peer && options.peers) options.peers.set(routed, peer);
+      if (routed !== request) options.originals?.set(routed, request);
       return fetch(routed);
     },
     // Reached only by a failure outside the Elysia app (which renders its own errors): log it, answer JSON.

@@ -137,9 +137,9 @@ for (const [index, proto] of PROTOS.entries()) {
 }
 
 /** A GET from a chosen loopback source address: two addresses on one machine, no proxy header involved. */
-function getFrom(fanout: Fanout, localAddress: string, key: string): Promise<number> {
+function getFrom(fanout: Fanout, localAddress: string, key: string, path = "/v1/queues"): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = https.request(`${fanout.url}/v1/queues`, { headers: { "x-api-key": key }, localAddress, rejectUnauthorized: false, agent: false }, (res) => {
+    const req = https.request(`${fanout.url}${path}`, { headers: { "x-api-key": key }, localAddress, rejectUnauthorized: false, agent: false }, (res) => {
       res.resume();
       res.on("end", () => resolve(res.statusCode!));
     });
@@ -155,7 +155,10 @@ describe("lockout by socket address", () => {
       expect(await getFrom(fanout, "127.0.0.2", "not-a-key")).toBe(401);
       expect(await getFrom(fanout, "127.0.0.2", "not-a-key")).toBe(401);
       expect(await getFrom(fanout, "127.0.0.2", fanout.key)).toBe(403);
+      // A path without /v1 is rewritten before routing; the lock still finds the socket it came from.
+      expect(await getFrom(fanout, "127.0.0.2", fanout.key, "/queues")).toBe(403);
       expect(await getFrom(fanout, "127.0.0.1", fanout.key)).toBe(200);
+      expect(await getFrom(fanout, "127.0.0.1", fanout.key, "/queues")).toBe(200);
       // A forged X-Forwarded-For does not move a locked client elsewhere when the proxy is not trusted.
       const forged = await fanout.call("h2", "GET", "/v1/queues", { headers: { "x-forwarded-for": "127.0.0.2" } });
       expect(forged.status).toBe(200);
