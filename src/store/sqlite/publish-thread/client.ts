@@ -1,6 +1,6 @@
 // The API thread's side of the publish thread (protocol: protocol.ts). `publish` has the store's contract: it
 // settles after the transaction holding the message committed, with the same errors as the in-process store.
-// The publishes of one turn of the event loop go over as one message.
+// Publishes go over in batches: what one turn of the event loop gathered, or every 16 (EAGER_BATCH).
 //
 // If the thread dies, every publish it had not answered fails with 503: whether it committed is unknown, and
 // the client's retry is what at-least-once delivery already allows. The next publish starts a new thread.
