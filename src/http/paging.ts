@@ -4,6 +4,7 @@
  */
 import { t } from "elysia";
 import type { Page } from "../store/index.ts";
+import { splitUrl } from "./request-url.ts";
 
 export const PagingQuery = {
   page: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000, description: "page number, from 1" })),
@@ -17,13 +18,13 @@ export function pageOf(query: { page?: number; per_page?: number }): Page & { pa
 }
 
 export function pagingHeaders(request: Request, origin: string, p: { page: number; perPage: number }, total: number): Record<string, string> {
-  const url = new URL(request.url);
+  const { path, search } = splitUrl(request.url);
   const last = Math.max(1, Math.ceil(total / p.perPage));
   const at = (page: number) => {
-    const q = new URLSearchParams(url.search);
+    const q = new URLSearchParams(search);
     q.set("page", String(page));
     q.set("per_page", String(p.perPage));
-    return `<${origin}${url.pathname}?${q}>`;
+    return `<${origin}${path}?${q}>`;
   };
   const rels = [`${at(1)}; rel="first"`];
   if (p.page > 1) rels.push(`${at(Math.min(p.page - 1, last))}; rel="prev"`);

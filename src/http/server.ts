@@ -32,6 +32,8 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
     fetch(request: Request) {
       if (options.isStopping()) return errorResponse(503, "The service is shutting down.", undefined, { "retry-after": "5" });
+      // Bun leaves the URL relative when it cannot use the Host header; routing and links need an absolute one.
+      if (!request.url.includes("://")) return errorResponse(400, "The Host header is not a usable host name.");
       const routed = withVersionPrefix(request);
       if (routed !== request) options.originals?.set(routed, request);
       return fetch(routed);

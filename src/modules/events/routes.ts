@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { link, type Links } from "../../http/links.ts";
+import { splitUrl } from "../../http/request-url.ts";
 import type { UsageEvent } from "../../store/index.ts";
 import { EventsQuery, EventsResponse } from "./model.ts";
 import * as service from "./service.ts";
@@ -19,7 +20,7 @@ const eventView = (e: UsageEvent) => ({
 
 /** `self` repeats the request's query; `next` keeps it and moves the cursor to the page's last event. */
 function eventLinks(origin: string, request: Request, page: service.EventsPage): Links {
-  const query = new URL(request.url).searchParams;
+  const query = new URLSearchParams(splitUrl(request.url).search);
   const at = (q: URLSearchParams) => link(origin, `/events${q.size ? `?${q}` : ""}`);
   const _links: Links = { self: at(query) };
   const last = page.events.at(-1);
