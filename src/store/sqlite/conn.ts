@@ -8,11 +8,11 @@ import type { Conn, Db } from "./shared.ts";
 
 /**
  * What the stores of one connection share: the Drizzle handle for reads, and `write`, which runs each unit of
- * work in that connection's group commit. The event-key memo is forgotten at every BEGIN (events.ts).
+ * work in that connection's group commit. The event-key memo is cleared at every BEGIN (events.ts).
  */
 export function connect(sqlite: Database): Conn {
   const db = drizzle(sqlite, { schema }) as Db;
   const eventKeys = eventKeyMemo(sqlite);
-  const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, () => eventKeys.forget());
+  const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, () => eventKeys.clear());
   return { db, write: (fn) => commits.run(() => fn(db)) };
 }
