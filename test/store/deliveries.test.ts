@@ -84,6 +84,21 @@ for (const backend of BACKENDS) {
       expect(claimed).toHaveLength(3);
     });
 
+    test("a claim larger than one read window takes the oldest due rows across windows, none twice", async () => {
+      await listener("one");
+      await listener("two");
+      const ids: string[] = [];
+      for (let i = 0; i < 90; i++) {
+        clock.advance(1);
+        ids.push((await publish()).id);
+      }
+      const claimed = await claim({ limit: 150, perListener: 100 });
+      expect(claimed).toHaveLength(150);
+      expect(new Set(claimed.map((c) => c.id)).size).toBe(150);
+      expect(new Set(claimed.map((c) => c.message.id))).toEqual(new Set(ids.slice(0, 75)));
+      expect((await claim({ limit: 150, perListener: 100 })).length).toBe(30);
+    });
+
     test("only due deliveries are claimed, and nextDueAt says when the next one is", async () => {
       await listener("one");
       const m = await publish();

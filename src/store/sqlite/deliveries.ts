@@ -7,17 +7,22 @@ import type { Database } from "bun:sqlite";
 import { randomBase62 } from "../../lib/ids.ts";
 import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, ProbeTarget } from "../deliveries.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
+import { whenUnlocked } from "./write-lock.ts";
 
-/** A capped listener must not starve the rest: the oldest-first window is widened by a per-listener pass. */
-const WINDOW_FACTOR = 4;
-const MIN_WINDOW = 64;
+/**
+ * Due rows are read a window at a time, oldest first, until the slots are filled. A window small beside the
+ * global cap keeps the common saturated case cheap: one listener at its cap with a large backlog fills every
+ * window with rows it cannot take, and reading four times the free slots there (960 rows) on every step was
+ * most of the worker's CPU during ingest.
+ */
+const WINDOW = 64;
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
 
-type Candidate = { id: number; listenerSeq: number; down: number };
+type Candidate = { id: number; listenerSeq: number; at: number; down: number };
 type Selection = { ids: number[]; perListener: Map<number, number>; skipped: boolean };
 
 /** Oldest first, skipping rows whose listener is at its cap; rows of down listeners are taken uncapped (held, not sent). */
-function select(candidates: Candidate[], req: ClaimRequest, into: Selection): void {
+function select(candidates: Omit<Candidate, "at">[], req: ClaimRequest, into: Selection): void {
   const taken = new Set(into.ids);
   for (const c of candidates) {
     if (into.ids.length >= req.limit) return;
@@ -33,21 +38,28 @@ function select(candidates: Candidate[], req: ClaimRequest, into: Selection): vo
   }
 }
 
+/** Reads only, outside any transaction: a claim that finds nothing to take never asks for the write lock. */
 function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
-  const window = Math.max(req.limit * WINDOW_FACTOR, MIN_WINDOW);
-  const candidates = s.dueWindow.all({ now, window }) as Candidate[];
   const chosen: Selection = { ids: [], perListener: new Map(), skipped: false };
-  select(candidates, req, chosen);
-  // The window was full of rows for capped listeners: look per listener, so one slow listener with a large
-  // backlog cannot hold back the others. Only reached under backpressure, so the per-listener scan is rare.
-  if (chosen.skipped && candidates.length === window && chosen.ids.length < req.limit) {
-    for (const l of s.listenersWithDue.all({ now }) as { seq: number; down: number }[]) {
-      if (chosen.ids.length >= req.limit) break;
-      const have = chosen.perListener.get(l.seq) ?? req.busy.get(l.seq) ?? 0;
-      if (!l.down && have >= req.perListener) continue;
-      const rows = s.dueOfListener.all({ now, seq: l.seq, n: req.limit }) as { id: number }[];
-      select(rows.map((r) => ({ id: r.id, listenerSeq: l.seq, down: l.down })), req, chosen);
-    }
+  let from = { at: -1, id: 0 };
+  for (;;) {
+    const candidates = s.dueWindow.all({ now, at: from.at, id: from.id, window: WINDOW }) as Candidate[];
+    select(candidates, req, chosen);
+    if (candidates.length < WINDOW || chosen.ids.length >= req.limit) return chosen.ids;
+    if (chosen.skipped) break;
+    const last = candidates[candidates.length - 1]!;
+    from = { at: last.at, id: last.id };
+  }
+  // A window held rows of capped listeners: look per listener, so one slow listener with a large backlog
+  // cannot hold back the others. Each listener is asked only for what it can still take.
+  for (const l of s.listenersWithDue.all({ now }) as { seq: number; down: number }[]) {
+    const room = req.limit - chosen.ids.length;
+    if (room <= 0) break;
+    const have = chosen.perListener.get(l.seq) ?? req.busy.get(l.seq) ?? 0;
+    const n = l.down ? room : Math.min(room, req.perListener - have);
+    if (n <= 0) continue;
+    const rows = s.dueOfListener.all({ now, seq: l.seq, n: n + have }) as { id: number }[];
+    select(rows.map((r) => ({ id: r.id, listenerSeq: l.seq, down: l.down })), req, chosen);
   }
   return chosen.ids;
 }
@@ -104,17 +116,11 @@ function transactions(sqlite: Database, s: Statements) {
   const nonce = randomBase62(6);
   let claims = 0;
   return {
-    claim: immediate((req: ClaimRequest, now: number) => {
-      const ids = chooseDue(s, req, now);
-      const token = `${req.owner}:${nonce}.${++claims}`;
-      let claimed: ClaimedDelivery[] = [];
-      if (ids.length > 0) {
-        const json = JSON.stringify(ids);
-        s.lease.run({ ids: json, token, expires: now + req.leaseMs, now });
-        claimed = (s.leasedDetails.all({ ids: json, token }) as Detail[]).map((d) => toClaimed(d, token, now));
-      }
-      const next = s.nextDue.get({ now }) as { at: number | null } | null;
-      return { claimed, nextDueAt: next?.at ?? null };
+    lease: immediate((ids: number[], leaseMs: number, owner: string, now: number) => {
+      const token = `${owner}:${nonce}.${++claims}`;
+      const json = JSON.stringify(ids);
+      s.lease.run({ ids: json, token, expires: now + leaseMs, now });
+      return (s.leasedDetails.all({ ids: json, token }) as Detail[]).map((d) => toClaimed(d, token, now));
     }),
     complete: immediate((items: Completion[], now: number) => items.map((c) => settle(s, c, now))),
     hold: immediate((leases: Lease[], now: number) => leases.map((l) => s.hold.run({ id: l.id, token: l.token, now }).changes > 0)),
@@ -132,42 +138,49 @@ function transactions(sqlite: Database, s: Statements) {
   };
 }
 
-/** Works on the raw connection: the main thread's store passes its own, the worker thread opens one. */
+/**
+ * Works on the raw connection: the main thread's store passes its own, the worker thread opens one. Every write
+ * waits for the lock without blocking the thread (write-lock.ts): on the worker, sends and results go on.
+ */
 export function deliveryStore(sqlite: Database): DeliveryStore {
   const s = prepareStatements(sqlite);
   const tx = transactions(sqlite, s);
+  const write = <T>(fn: () => T) => whenUnlocked(sqlite, fn);
   return {
     async claimDue(req, now) {
-      return tx.claim(req, now);
+      const ids = chooseDue(s, req, now);
+      const claimed = ids.length > 0 ? await write(() => tx.lease(ids, req.leaseMs, req.owner, now)) : [];
+      const next = s.nextDue.get({ now }) as { at: number | null } | null;
+      return { claimed, nextDueAt: next?.at ?? null };
     },
     async complete(items, now) {
-      return items.length ? tx.complete(items, now) : [];
+      return items.length ? write(() => tx.complete(items, now)) : [];
     },
     async hold(leases, now) {
-      return leases.length ? tx.hold(leases, now) : [];
+      return leases.length ? write(() => tx.hold(leases, now)) : [];
     },
     async release(leases, now) {
-      return leases.length ? tx.release(leases, now) : 0;
+      return leases.length ? write(() => tx.release(leases, now)) : 0;
     },
     async releaseOwner(owner, now) {
-      return s.releaseOwner.run({ prefix: `${owner}:`, now }).changes;
+      return write(() => s.releaseOwner.run({ prefix: `${owner}:`, now }).changes);
     },
     async rescueExpiredLeases(now) {
-      return s.rescue.run({ now }).changes;
+      return write(() => s.rescue.run({ now }).changes);
     },
     async expireHeld(maxWaitMs, now) {
       const rows = s.heldTooLong.all({ cutoff: now - maxWaitMs }) as Held[];
-      return rows.length ? tx.expire(rows, now) : 0;
+      return rows.length ? write(() => tx.expire(rows, now)) : 0;
     },
     async claimProbes(limit, holdMs, now) {
-      return s.claimProbes.all({ now, limit, hold: now + holdMs }) as ProbeTarget[];
+      return write(() => s.claimProbes.all({ now, limit, hold: now + holdMs }) as ProbeTarget[]);
     },
     async recordProbe(r, now) {
       const values = { seq: r.seq, state: r.state, failures: r.failuresInRow, ok: r.ok ? 1 : 0, next: r.nextProbeAt, now };
-      return s.recordProbe.run(values).changes > 0;
+      return write(() => s.recordProbe.run(values).changes > 0);
     },
     async resume(listenerSeq, limit, now) {
-      return s.resume.run({ seq: listenerSeq, limit, now }).changes;
+      return write(() => s.resume.run({ seq: listenerSeq, limit, now }).changes);
     },
   };
 }

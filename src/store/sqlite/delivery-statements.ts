@@ -12,17 +12,19 @@ const MISSED_KEEP = 100;
 export const SQL = {
   // CROSS JOIN fixes the join order (deliveries by rowid first) whatever the table statistics say.
   // A unary + keeps SQLite from scanning an index on `state` where the rowid already names the row.
-  // Oldest due first. Held rows have next_attempt_at NULL and so sit outside the range.
-  dueWindow: `SELECT d.id AS id, d.listener_seq AS listenerSeq, l.liveness_state = 'down' AS down
+  // Oldest due first, one window at a time: ($at, $id) is where the previous window ended (-1, 0 for the first).
+  // Held rows have next_attempt_at NULL and so sit outside the range.
+  dueWindow: `SELECT d.id AS id, d.listener_seq AS listenerSeq, d.next_attempt_at AS at, l.liveness_state = 'down' AS down
     FROM deliveries d JOIN listeners l ON l.seq = d.listener_seq
-    WHERE d.state = 'pending' AND d.next_attempt_at <= $now
+    WHERE d.state = 'pending' AND d.next_attempt_at <= $now AND d.next_attempt_at >= $at AND (d.next_attempt_at > $at OR d.id > $id)
     ORDER BY d.next_attempt_at, d.id LIMIT $window`,
   listenersWithDue: `SELECT l.seq AS seq, l.liveness_state = 'down' AS down FROM listeners l
     WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending' AND d.next_attempt_at <= $now)`,
   dueOfListener: `SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at <= $now
     ORDER BY next_attempt_at, id LIMIT $n`,
+  // The rows were chosen outside this transaction: only those still pending and due are leased.
   lease: `UPDATE deliveries SET state = 'sending', lease_owner = $token, lease_expires_at = $expires, updated_at = $now
-    WHERE id IN (SELECT value FROM json_each($ids)) AND +state = 'pending'`,
+    WHERE id IN (SELECT value FROM json_each($ids)) AND +state = 'pending' AND +next_attempt_at <= $now`,
   leasedDetails: `SELECT d.id AS id, d.attempt AS attempt, d.listener_seq AS listenerSeq, l.id AS listenerId,
       l.notify_url AS notifyUrl, l.secret AS secret, l.previous_secret AS previousSecret,
       l.previous_secret_until AS previousSecretUntil, l.liveness_state AS livenessState,

@@ -13,13 +13,12 @@
  */
 import type { Database } from "bun:sqlite";
 import { unavailable } from "../../lib/errors.ts";
+import { isBusy } from "./write-lock.ts";
 
 type Unit = { run: () => unknown; resolve: (value: any) => void; reject: (error: unknown) => void };
 
 const MAX_BATCH = 1024;
 const RETRY_MS = 1;
-
-const isBusy = (e: unknown) => e instanceof Error && /SQLITE_BUSY|database is locked/i.test(`${(e as { code?: string }).code} ${e.message}`);
 
 export class GroupCommit {
   private pending: Unit[] = [];

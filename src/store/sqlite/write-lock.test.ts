@@ -1,0 +1,60 @@
+import { afterAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { isBusy, whenUnlocked } from "./write-lock.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "fanout-lock-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function open(path: string) {
+  const db = new Database(path, { create: true });
+  db.run("PRAGMA journal_mode = WAL");
+  db.run("PRAGMA busy_timeout = 5000");
+  return db;
+}
+
+test("a write waits for another connection's lock while the event loop goes on, then commits", async () => {
+  const path = join(dir, "wait.db");
+  const db = open(path);
+  db.run("CREATE TABLE t (v INTEGER)");
+  const other = open(path);
+  other.run("BEGIN IMMEDIATE");
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 2);
+  const write = whenUnlocked(db, () => db.run("INSERT INTO t (v) VALUES (1)"));
+  await Bun.sleep(60);
+  const ticksWhileLocked = ticks;
+  other.run("COMMIT");
+  await write;
+  clearInterval(timer);
+  // bun:sqlite's own busy handler would have slept on this thread: no timer could have fired.
+  expect(ticksWhileLocked).toBeGreaterThan(5);
+  expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n).toBe(1);
+  // The connection's own timeout is back for everything else.
+  expect(db.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()!.timeout).toBe(5000);
+});
+
+test("a lock held past the timeout fails the write with SQLITE_BUSY and changes nothing", async () => {
+  const path = join(dir, "timeout.db");
+  const db = open(path);
+  db.run("CREATE TABLE t (v INTEGER)");
+  const other = open(path);
+  other.run("BEGIN IMMEDIATE");
+  const error = await whenUnlocked(db, () => db.run("INSERT INTO t (v) VALUES (1)"), 30).catch((e) => e);
+  other.run("ROLLBACK");
+  expect(isBusy(error)).toBe(true);
+  expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n).toBe(0);
+});
+
+test("an error other than a busy lock is not retried", async () => {
+  const db = open(join(dir, "other.db"));
+  let calls = 0;
+  const error = await whenUnlocked(db, () => {
+    calls++;
+    db.run("INSERT INTO missing (v) VALUES (1)");
+  }).catch((e) => e);
+  expect(String(error)).toContain("no such table");
+  expect(calls).toBe(1);
+});
