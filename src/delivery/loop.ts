@@ -1,8 +1,8 @@
 // The drain loop of the delivery worker.
 //
-// A step writes the results gathered so far (one transaction, store.complete) and then claims as many due
-// deliveries as there are free slots (global cap), never more than a listener's cap counting what is in
-// flight. So every claimed row starts its request at once, and a lease only has to outlive one request:
+// A step writes the results gathered so far and claims as many due deliveries as there are free slots (global
+// cap), never more than a listener's cap counting what is in flight, in one transaction (completeAndClaim).
+// So every claimed row starts its request at once, and a lease only has to outlive one request:
 // lease = delivery timeout + margin. Rows of down listeners come back flagged and are held at once.
 //
 // Steps start on a nudge (a publish), when results arrive (slots freed), at the earliest next_attempt_at the
@@ -112,21 +112,23 @@ export class DeliveryLoop {
     try {
       do {
         this.again = false;
-        await this.flush();
-        await this.claimOnce();
+        await this.settleAndClaim();
       } while (this.again && !this.stopping);
     } finally {
       this.stepping = false;
     }
   }
 
-  private async claimOnce(): Promise<void> {
+  /** The results gathered so far and the claim for the slots they freed, in one transaction. */
+  private async settleAndClaim(): Promise<void> {
     const limit = Math.min(this.o.globalCap - this.inFlight.size, MAX_BATCH);
-    if (limit <= 0 || this.stopping) return;
+    if (limit <= 0 || this.stopping) return this.flush();
+    const results = this.results;
+    this.results = [];
     const now = this.o.now();
     const leaseMs = this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
     const request = { owner: this.o.owner, leaseMs, limit, perListener: this.o.listenerCap, busy: this.busy };
-    const { claimed, nextDueAt } = await this.o.store.claimDue(request, now);
+    const { claimed, nextDueAt } = await this.o.store.completeAndClaim(results, request, now);
     const down = claimed.filter((c) => c.listener.down);
     if (down.length > 0) await this.o.store.hold(down, now);
     for (const c of claimed) if (!c.listener.down) this.launch(c);

@@ -96,6 +96,11 @@ export interface DeliveryStore {
   claimDue(request: ClaimRequest, now: number): Promise<Claim>;
   /** Records each attempt and settles its delivery; per item, whether the guarded transition changed a row. */
   complete(items: Completion[], now: number): Promise<boolean[]>;
+  /**
+   * `complete`, then `claimDue`, in one transaction: a worker step settles what came back and fills the slots
+   * that freed with one commit instead of two, so half the lock takes and WAL pages per step.
+   */
+  completeAndClaim(items: Completion[], request: ClaimRequest, now: number): Promise<Claim & { settled: boolean[] }>;
   /** Puts leased deliveries of a down listener aside without using up an attempt; per item, whether it changed. */
   hold(leases: Lease[], now: number): Promise<boolean[]>;
   /** Gives leased, unsent deliveries back, due now (graceful stop); returns how many changed. */

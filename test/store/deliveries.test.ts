@@ -127,6 +127,24 @@ for (const backend of BACKENDS) {
       expect((await store.listeners.get(org, queue.id, l.id)).messages.acknowledgedCount).toBe(1);
     });
 
+    test("completeAndClaim settles what came back and leases the next due rows in the same call", async () => {
+      const l = await listener("one");
+      const first = await publish();
+      clock.advance(1);
+      const second = await publish();
+      const [c] = await claim({ limit: 1 });
+      expect(c!.message.id).toBe(first.id);
+      const step = await store.deliveries.completeAndClaim([completion(c!, { state: "acknowledged" }, clock.now())], request(), clock.now());
+      expect(step.settled).toEqual([true]);
+      expect(step.claimed.map((x) => x.message.id)).toEqual([second.id]);
+      expect(await stateOf(first.id)).toMatchObject({ state: "acknowledged", attempts: 1 });
+      expect((await store.listeners.get(org, queue.id, l.id)).messages.acknowledgedCount).toBe(1);
+      // The same result again is fenced out, and with nothing due nothing is leased.
+      const again = await store.deliveries.completeAndClaim([completion(c!, { state: "acknowledged" }, clock.now())], request(), clock.now());
+      expect(again).toEqual({ settled: [false], claimed: [], nextDueAt: null });
+      expect((await store.listeners.get(org, queue.id, l.id)).messages.acknowledgedCount).toBe(1);
+    });
+
     test("an expired lease is rescued, and the old lease holder is fenced out", async () => {
       const l = await listener("one");
       const m = await publish();

@@ -116,11 +116,14 @@ function transactions(sqlite: Database, s: Statements) {
   const nonce = randomBase62(6);
   let claims = 0;
   return {
-    lease: immediate((ids: number[], leaseMs: number, owner: string, now: number) => {
+    completeAndLease: immediate((items: Completion[], ids: number[], leaseMs: number, owner: string, now: number) => {
+      const settled = items.map((c) => settle(s, c, now));
+      if (ids.length === 0) return { settled, claimed: [] };
       const token = `${owner}:${nonce}.${++claims}`;
       const json = JSON.stringify(ids);
       s.lease.run({ ids: json, token, expires: now + leaseMs, now });
-      return (s.leasedDetails.all({ ids: json, token }) as Detail[]).map((d) => toClaimed(d, token, now));
+      const claimed = (s.leasedDetails.all({ ids: json, token }) as Detail[]).map((d) => toClaimed(d, token, now));
+      return { settled, claimed };
     }),
     complete: immediate((items: Completion[], now: number) => items.map((c) => settle(s, c, now))),
     hold: immediate((leases: Lease[], now: number) => leases.map((l) => s.hold.run({ id: l.id, token: l.token, now }).changes > 0)),
@@ -146,16 +149,22 @@ export function deliveryStore(sqlite: Database): DeliveryStore {
   const s = prepareStatements(sqlite);
   const tx = transactions(sqlite, s);
   const write = <T>(fn: () => T) => whenUnlocked(sqlite, fn);
+  const completeAndClaim: DeliveryStore["completeAndClaim"] = async (items, req, now) => {
+    // The rows being settled are `sending`, so none can be chosen here; a retry they schedule is a later step's.
+    const ids = chooseDue(s, req, now);
+    const done = items.length || ids.length ? await write(() => tx.completeAndLease(items, ids, req.leaseMs, req.owner, now)) : { settled: [], claimed: [] };
+    const next = s.nextDue.get({ now }) as { at: number | null } | null;
+    return { ...done, nextDueAt: next?.at ?? null };
+  };
   return {
     async claimDue(req, now) {
-      const ids = chooseDue(s, req, now);
-      const claimed = ids.length > 0 ? await write(() => tx.lease(ids, req.leaseMs, req.owner, now)) : [];
-      const next = s.nextDue.get({ now }) as { at: number | null } | null;
-      return { claimed, nextDueAt: next?.at ?? null };
+      const { claimed, nextDueAt } = await completeAndClaim([], req, now);
+      return { claimed, nextDueAt };
     },
     async complete(items, now) {
       return items.length ? write(() => tx.complete(items, now)) : [];
     },
+    completeAndClaim,
     async hold(leases, now) {
       return leases.length ? write(() => tx.hold(leases, now)) : [];
     },
