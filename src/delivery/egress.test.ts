@@ -139,6 +139,18 @@ describe("resolveTarget", () => {
     expect(v6).toEqual({ ok: true, address: "2606:4700::1111", family: 6 });
   });
 
+  test("a literal address is decided once per policy; a name is resolved again on every send", async () => {
+    const strict = makeTargetPolicy([]);
+    expect(await resolveTarget("http://127.0.0.1:9/x", loopback)).toMatchObject({ ok: true });
+    expect(await resolveTarget("http://127.0.0.1:9/x", strict)).toMatchObject({ ok: false });
+    expect(await resolveTarget("http://127.0.0.1:9/x", loopback)).toMatchObject({ ok: true });
+    let lookups = 0;
+    const rebinding: Resolver = async () => (++lookups === 1 ? [{ address: "8.8.8.8", family: 4 }] : [{ address: "10.0.0.1", family: 4 }]);
+    expect(await resolveTarget("https://hooks.example/", strict, rebinding)).toMatchObject({ ok: true });
+    expect(await resolveTarget("https://hooks.example/", strict, rebinding)).toMatchObject({ ok: false });
+    expect(lookups).toBe(2);
+  });
+
   test("a resolution failure is a refusal, not an exception", async () => {
     const failing: Resolver = async () => {
       throw Object.assign(new Error("nope"), { code: "ENOTFOUND" });

@@ -10,12 +10,13 @@ import { prepareStatements, type Statements } from "./delivery-statements.ts";
 import { whenUnlocked } from "./write-lock.ts";
 
 /**
- * Due rows are read a window at a time, oldest first, until the slots are filled. A window small beside the
- * global cap keeps the common saturated case cheap: one listener at its cap with a large backlog fills every
- * window with rows it cannot take, and reading four times the free slots there (960 rows) on every step was
- * most of the worker's CPU during ingest.
+ * Due rows are read a window at a time, oldest first, until the slots are filled; each full window the next one
+ * doubles. A small first window keeps the common saturated case cheap: one listener at its cap with a large
+ * backlog fills every window with rows it cannot take, and reading four times the free slots there (960 rows)
+ * on every step was most of the worker's CPU during ingest.
  */
-const WINDOW = 64;
+const FIRST_WINDOW = 16;
+const MAX_WINDOW = 128;
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
 
 type Candidate = { id: number; listenerSeq: number; at: number; down: number };
@@ -42,10 +43,10 @@ function select(candidates: Omit<Candidate, "at">[], req: ClaimRequest, into: Se
 function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
   const chosen: Selection = { ids: [], perListener: new Map(), skipped: false };
   let from = { at: -1, id: 0 };
-  for (;;) {
-    const candidates = s.dueWindow.all({ now, at: from.at, id: from.id, window: WINDOW }) as Candidate[];
+  for (let window = FIRST_WINDOW; ; window = Math.min(window * 2, MAX_WINDOW)) {
+    const candidates = s.dueWindow.all({ now, at: from.at, id: from.id, window }) as Candidate[];
     select(candidates, req, chosen);
-    if (candidates.length < WINDOW || chosen.ids.length >= req.limit) return chosen.ids;
+    if (candidates.length < window || chosen.ids.length >= req.limit) return chosen.ids;
     if (chosen.skipped) break;
     const last = candidates[candidates.length - 1]!;
     from = { at: last.at, id: last.id };
@@ -122,8 +123,9 @@ function transactions(sqlite: Database, s: Statements) {
       const token = `${owner}:${nonce}.${++claims}`;
       const json = JSON.stringify(ids);
       s.lease.run({ ids: json, token, expires: now + leaseMs, now });
-      const claimed = (s.leasedDetails.all({ ids: json, token }) as Detail[]).map((d) => toClaimed(d, token, now));
-      return { settled, claimed };
+      const rank = new Map(ids.map((id, i) => [id, i]));
+      const rows = (s.leasedDetails.all({ ids: json, token }) as Detail[]).sort((a, b) => rank.get(a.id)! - rank.get(b.id)!);
+      return { settled, claimed: rows.map((d) => toClaimed(d, token, now)) };
     }),
     complete: immediate((items: Completion[], now: number) => items.map((c) => settle(s, c, now))),
     hold: immediate((leases: Lease[], now: number) => leases.map((l) => s.hold.run({ id: l.id, token: l.token, now }).changes > 0)),

@@ -25,6 +25,8 @@ export const SQL = {
   // The rows were chosen outside this transaction: only those still pending and due are leased.
   lease: `UPDATE deliveries SET state = 'sending', lease_owner = $token, lease_expires_at = $expires, updated_at = $now
     WHERE id IN (SELECT value FROM json_each($ids)) AND +state = 'pending' AND +next_attempt_at <= $now`,
+  // In no particular order: the caller puts the rows back in the order they were chosen (an ORDER BY here
+  // sorted every row with its message data in a temporary b-tree).
   leasedDetails: `SELECT d.id AS id, d.attempt AS attempt, d.listener_seq AS listenerSeq, l.id AS listenerId,
       l.notify_url AS notifyUrl, l.secret AS secret, l.previous_secret AS previousSecret,
       l.previous_secret_until AS previousSecretUntil, l.liveness_state AS livenessState,
@@ -33,8 +35,7 @@ export const SQL = {
       CROSS JOIN listeners l ON l.seq = d.listener_seq
       CROSS JOIN messages m ON m.seq = d.message_seq
       CROSS JOIN queues q ON q.id = m.queue_id
-    WHERE d.id IN (SELECT value FROM json_each($ids)) AND d.lease_owner = $token
-    ORDER BY d.next_attempt_at, d.id`,
+    WHERE d.id IN (SELECT value FROM json_each($ids)) AND d.lease_owner = $token`,
   nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now`,
   settle: `UPDATE deliveries SET state = $state, attempt = $attempt, next_attempt_at = $nextAt, lease_owner = NULL,
       lease_expires_at = NULL, held_since = NULL, last_status = $status, last_error = $error, updated_at = $now
