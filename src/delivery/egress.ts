@@ -222,7 +222,10 @@ function readResponse(res: IncomingMessage, onDone: (r: Response) => void, onErr
   });
   res.on("end", finish);
   res.on("error", onError);
-  res.on("close", () => onError(new Error("connection closed before the response ended")));
+  // After a complete response the close is the normal end: no error to build (a stack trace per delivery).
+  res.on("close", () => {
+    if (!done) onError(new Error("connection closed before the response ended"));
+  });
 }
 
 function openRequest(req: SendRequest, target: { address: string; family: 4 | 6 }, onDone: (r: Response) => void, onError: (e: unknown) => void): ClientRequest {
