@@ -146,6 +146,19 @@ for (const backend of BACKENDS) {
       expect((await store.listeners.get(org, queue.id, l.id)).messages.acknowledgedCount).toBe(1);
     });
 
+    test("acknowledgements settled together are each counted once on their listener", async () => {
+      const a = await listener("a");
+      const b = await listener("b");
+      for (let i = 0; i < 3; i++) await publish();
+      const claimed = await claim();
+      expect(claimed).toHaveLength(6);
+      const results = claimed.map((c) => completion(c, { state: "acknowledged" }, clock.now()));
+      // One of them twice in the same batch: the second is fenced out and not counted.
+      expect(await store.deliveries.complete([...results, results[0]!], clock.now())).toEqual([true, true, true, true, true, true, false]);
+      expect((await store.listeners.get(org, queue.id, a.id)).messages.acknowledgedCount).toBe(3);
+      expect((await store.listeners.get(org, queue.id, b.id)).messages.acknowledgedCount).toBe(3);
+    });
+
     test("an expired lease is rescued, and the old lease holder is fenced out", async () => {
       const l = await listener("one");
       const m = await publish();

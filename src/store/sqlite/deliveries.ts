@@ -90,7 +90,7 @@ function toClaimed(d: Detail, token: string, now: number): ClaimedDelivery {
   };
 }
 
-function settle(s: Statements, c: Completion, now: number): boolean {
+function settle(s: Statements, c: Completion, now: number, acknowledged: Map<number, number>): boolean {
   const next = c.next;
   const changed = s.settle.run({
     id: c.id, token: c.token, now, state: next.state, attempt: c.attempt,
@@ -101,9 +101,17 @@ function settle(s: Statements, c: Completion, now: number): boolean {
   s.insertAttempt.run({
     id: c.id, attempt: c.attempt, at: r.attemptedAt, status: r.statusCode, duration: r.durationMs, error: r.error, response: r.response,
   });
-  if (next.state === "acknowledged") s.countAcknowledged.run({ seq: c.listenerSeq });
+  if (next.state === "acknowledged") acknowledged.set(c.listenerSeq, (acknowledged.get(c.listenerSeq) ?? 0) + 1);
   if (next.state === "missed") s.countMissed.run({ seq: c.listenerSeq, messageId: c.messageId });
   return true;
+}
+
+/** Settles every item; a listener's acknowledgements are counted with one UPDATE per batch, not one per delivery. */
+function settleAll(s: Statements, items: Completion[], now: number): boolean[] {
+  const acknowledged = new Map<number, number>();
+  const settled = items.map((c) => settle(s, c, now, acknowledged));
+  for (const [seq, n] of acknowledged) s.countAcknowledged.run({ seq, n });
+  return settled;
 }
 
 type Held = { id: number; listenerSeq: number; messageId: string };
@@ -119,7 +127,7 @@ function transactions(sqlite: Database, s: Statements) {
   let claims = 0;
   return {
     completeAndLease: immediate((items: Completion[], ids: number[], leaseMs: number, owner: string, now: number) => {
-      const settled = items.map((c) => settle(s, c, now));
+      const settled = settleAll(s, items, now);
       if (ids.length === 0) return { settled, claimed: [] };
       const token = `${owner}:${nonce}.${++claims}`;
       const json = JSON.stringify(ids);
@@ -128,7 +136,7 @@ function transactions(sqlite: Database, s: Statements) {
       const rows = (s.leasedDetails.all({ ids: json, token }) as Detail[]).sort((a, b) => rank.get(a.id)! - rank.get(b.id)!);
       return { settled, claimed: rows.map((d) => toClaimed(d, token, now)) };
     }),
-    complete: immediate((items: Completion[], now: number) => items.map((c) => settle(s, c, now))),
+    complete: immediate((items: Completion[], now: number) => settleAll(s, items, now)),
     hold: immediate((leases: Lease[], now: number) => leases.map((l) => s.hold.run({ id: l.id, token: l.token, now }).changes > 0)),
     release: immediate((leases: Lease[], now: number) =>
       leases.reduce((n, l) => n + s.release.run({ id: l.id, token: l.token, now }).changes, 0)),

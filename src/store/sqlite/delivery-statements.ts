@@ -42,7 +42,7 @@ export const SQL = {
     WHERE id = $id AND state = 'sending' AND lease_owner = $token`,
   insertAttempt: `INSERT INTO attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response)
     VALUES ($id, $attempt, $at, $status, $duration, $error, $response)`,
-  countAcknowledged: `UPDATE listeners SET acknowledged_count = acknowledged_count + 1 WHERE seq = $seq`,
+  countAcknowledged: `UPDATE listeners SET acknowledged_count = acknowledged_count + $n WHERE seq = $seq`,
   countMissed: `UPDATE listeners SET missed_count = missed_count + 1,
       missed = json_insert(CASE WHEN json_array_length(missed) >= ${MISSED_KEEP} THEN json_remove(missed, '$[0]') ELSE missed END,
         '$[#]', $messageId)
