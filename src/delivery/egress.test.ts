@@ -125,11 +125,11 @@ describe("resolveTarget", () => {
   });
 
   test("checks literal addresses, in every spelling the URL parser accepts", async () => {
-    expect(await resolveTarget("http://127.0.0.1:8080/x", loopback)).toEqual({ ok: true, address: "127.0.0.1", family: 4 });
+    expect(await resolveTarget("http://127.0.0.1:8080/x", loopback)).toEqual({ ok: true, address: "127.0.0.1", family: 4, literal: true });
     expect(await resolveTarget("http://127.0.0.2/", loopback)).toEqual({ ok: false, reason: "127.0.0.2 is not a public address" });
     expect(await resolveTarget("http://2130706433/", makeTargetPolicy([]))).toMatchObject({ ok: false });
     expect(await resolveTarget("http://[::1]/", makeTargetPolicy([]))).toMatchObject({ ok: false });
-    expect(await resolveTarget("https://[2606:4700::1111]/", makeTargetPolicy([]))).toEqual({ ok: true, address: "2606:4700::1111", family: 6 });
+    expect(await resolveTarget("https://[2606:4700::1111]/", makeTargetPolicy([]))).toEqual({ ok: true, address: "2606:4700::1111", family: 6, literal: true });
   });
 
   test("refuses a host if any resolved address is refused", async () => {
@@ -306,5 +306,31 @@ describe("send", () => {
     expect(expectError(await send(common))).toStartWith("tls: ");
     const result = await send({ ...common, insecureTls: true });
     expect(expectStatus(result)).toMatchObject({ status: 200, bodySnippet: `host=localhost:${server.port}` });
+  });
+});
+
+describe("send to an IP literal (the fetch path)", () => {
+  const base = { body: '{"a":1}', headers: { "content-type": "application/json", "webhook-id": "msg_1" }, timeoutMs: 2_000 };
+
+  test("https verifies certificates unless insecureTls, and sends body and headers", async () => {
+    const server = Bun.serve({
+      hostname: "127.0.0.5",
+      port: 0,
+      tls: { cert: TLS_CERT, key: TLS_KEY },
+      fetch: async (req) => new Response(`${req.method} ${req.headers.get("webhook-id")} ${await req.text()}`),
+    });
+    cleanups.push(() => server.stop(true));
+    const common = { ...base, url: `https://127.0.0.5:${server.port}/hook`, policy: makeTargetPolicy(["127.0.0.5"]) };
+    expect(expectError(await send(common))).toStartWith("tls: ");
+    const result = await send({ ...common, insecureTls: true });
+    expect(expectStatus(result)).toMatchObject({ status: 200, bodySnippet: 'POST msg_1 {"a":1}' });
+  });
+
+  test("a literal refused by the policy is never connected to, with or without a remembered decision", async () => {
+    const receiver = await startReceiver(ok);
+    const url = `http://127.0.0.1:${receiver.port}/`;
+    expect(expectStatus(await send({ ...base, url, policy: loopback })).status).toBe(200);
+    expect(expectError(await send({ ...base, url, policy: makeTargetPolicy([]) }))).toBe("refused target: 127.0.0.1 is not a public address");
+    expect(receiver.seen).toHaveLength(1);
   });
 });
