@@ -29,7 +29,7 @@ export function resolveLocation(db: string): DbLocation {
 /**
  * `checkpoints: "elsewhere"` turns off this connection's automatic checkpoints: a checkpoint runs inside a commit
  * (with an fsync) on the committing thread, about 15 % of a publish on the API thread. The server's API
- * connection uses it, and the delivery worker's connection checkpoints instead (worker.ts).
+ * connection uses it, and the publish thread's connection checkpoints instead, on a timer (checkpoints.ts).
  */
 export function openDatabase(path: string, durability: Durability, temporary = false, checkpoints: "auto" | "elsewhere" = "auto"): Database {
   mkdirSync(dirname(path), { recursive: true });

@@ -12,7 +12,8 @@ import { connect } from "./conn.ts";
 import { PublishThread, type PublishThreadOptions } from "./publish-thread/client.ts";
 
 /**
- * `checkpoints: "elsewhere"`: another connection (the delivery worker's) keeps the WAL bounded; see db.ts.
+ * `checkpoints: "elsewhere"`: another connection keeps the WAL bounded (the publish thread's, checkpoints.ts);
+ * serve.ts passes it together with `publishThread`.
  * `publishThread`: publishes run on a thread of their own (publish-thread/), beside the caller's thread.
  */
 export type SqliteOptions = {

@@ -7,6 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "../db.ts";
 import { connect } from "../conn.ts";
+import { startCheckpoints } from "../checkpoints.ts";
 import { messageStore } from "../messages.ts";
 import type { MessageStore } from "../../index.ts";
 import { fromCommand, toWire, type FromThread, type PublishCommand, type PublishFailure, type ToThread } from "./protocol.ts";
@@ -15,6 +16,7 @@ declare var self: Worker;
 
 let sqlite: Database | undefined;
 let messages: MessageStore | undefined;
+let stopCheckpoints: (() => void) | undefined;
 const running = new Set<Promise<void>>();
 const post = (message: FromThread) => self.postMessage(message);
 
@@ -32,6 +34,7 @@ async function publishAll(commands: PublishCommand[]): Promise<void> {
 }
 
 async function close(): Promise<void> {
+  stopCheckpoints?.();
   await Promise.all(running);
   sqlite?.close();
   post({ type: "closed" });
@@ -41,9 +44,15 @@ self.onmessage = (event: MessageEvent<ToThread>) => {
   const message = event.data;
   if (message.type === "open") {
     try {
-      // The API thread's connection checkpoints nothing either: the delivery worker's does (db.ts).
+      // This connection keeps the WAL bounded for every connection to the file (checkpoints.ts), on a timer
+      // rather than inside its commits.
       sqlite = openDatabase(message.path, message.durability, message.temporary, "elsewhere");
       messages = messageStore(connect(sqlite));
+      const db = sqlite;
+      stopCheckpoints = startCheckpoints(db, message.path, (e) => {
+        post({ type: "fatal", error: `checkpoint failed: ${(e as Error).message}` });
+        process.exit(1); // the client fails what was unanswered with 503 and starts a new thread
+      });
     } catch (e) {
       post({ type: "fatal", error: `could not open the database: ${(e as Error).message}` });
       process.exit(1);
