@@ -192,6 +192,13 @@ describe("send", () => {
     expect(receiver.seen.map((s) => s.host)).toEqual([`localhost:${receiver.port}`]);
   });
 
+  test("plain HTTP to a name goes to the checked address with path, query, body and the name as Host", async () => {
+    const receiver = await startReceiver(ok);
+    const result = await send({ ...base, url: `http://hooks.example:${receiver.port}/hook?x=1`, resolve: stubResolver(["127.0.0.1"]), agents: newAgents() });
+    expect(expectStatus(result).status).toBe(200);
+    expect(receiver.seen).toEqual([expect.objectContaining({ method: "POST", path: "/hook?x=1", body: '{"a":1}', host: `hooks.example:${receiver.port}` })]);
+  });
+
   test("a refused literal address is never connected to", async () => {
     const receiver = await startReceiver(ok, "127.0.0.2");
     const result = await send({ ...base, url: `http://127.0.0.2:${receiver.port}/`, agents: newAgents() });

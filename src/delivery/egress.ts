@@ -4,8 +4,9 @@
 // becomes a proxy into the private network. So the host is resolved and checked at save time and again before
 // every request, and the socket connects to exactly the address that passed the check (a pinned `lookup`),
 // so DNS rebinding between check and connect cannot redirect it. Host header and TLS SNI keep the hostname.
-// A host that is an IP literal has nothing to resolve, so it goes through fetch (fetch-send.ts), a third of the
-// CPU of node:http in Bun; names stay on node:http, whose `lookup` option is what pins the address.
+// Plain HTTP and IP-literal hosts go through fetch (fetch-send.ts), a third of the CPU of node:http in Bun, to
+// the checked address with the name as Host; HTTPS to a name stays on node:http, whose `lookup` option pins the
+// address while the TLS handshake keeps the name.
 //
 // Listeners are untrusted servers: every attempt has a watchdog that ends it whatever phase it is stuck in,
 // redirects are never followed (a 3xx could point anywhere, including inside), and at most 1 KiB of the
@@ -279,7 +280,8 @@ export function send(req: SendRequest): Promise<SendResult> {
         try {
           const onDone = (response: Response) => settle({ ...response, durationMs: elapsed() });
           const onError = (e: unknown) => fail(describeError(e));
-          inFlight = target.literal ? fetchRequest(req, onDone, onError) : openRequest(req, target, onDone, onError);
+          const viaFetch = target.literal || req.url.startsWith("http:");
+          inFlight = viaFetch ? fetchRequest(req, target, onDone, onError) : openRequest(req, target, onDone, onError);
         } catch (e) {
           // request() throws synchronously on a malformed header or URL; unhandled, it would look like a timeout.
           fail(describeError(e));

@@ -1,13 +1,14 @@
 /**
- * The send path for a target whose host is an IP literal: Bun's fetch instead of node:http. With no name to
- * resolve there is no lookup to pin, and node:http in Bun costs about three times the CPU of fetch per request
- * (90-105 against 29-31 µs per 1 KiB POST to a local receiver, measured), which was most of the delivery
- * worker's time. Names keep node:http (egress.ts): only it lets the connection go to the address that was
- * checked while TLS and Host stay on the name.
+ * The send path for plain-HTTP targets and for any target whose host is an IP literal: Bun's fetch instead of
+ * node:http, which in Bun costs about three times the CPU of fetch per request (90-105 against 29-31 µs per
+ * 1 KiB POST to a local receiver, measured) and was most of the delivery worker's time.
+ * The SSRF pin holds: a name is replaced in the URL by the address that was checked, and goes on as the Host
+ * header, so the connection cannot reach anything else. HTTPS to a name keeps node:http (egress.ts): there the
+ * TLS handshake must carry the name (SNI, certificate) while the socket goes to the checked address.
  * Same contract as the node:http path: no redirects followed, at most 1 KiB of the body read (the connection is
  * dropped past it), errors passed on with their codes (ECONNREFUSED, ECONNRESET), a handle the watchdog aborts.
  */
-import type { SendRequest } from "./egress.ts";
+import type { SendRequest, Target } from "./egress.ts";
 
 export type FetchResponse = { status: number; retryAfter: string | null; bodySnippet: string };
 
@@ -32,12 +33,30 @@ async function snippetOf(res: Response): Promise<string> {
   return Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString("utf8");
 }
 
-export function fetchRequest(req: SendRequest, onDone: (r: FetchResponse) => void, onError: (e: unknown) => void): { destroy(): void } {
+/** The URL with its host replaced by the checked address, and the Host header it had; literals are left as they are. */
+function pinned(url: string, target: Extract<Target, { ok: true }>): { url: string; host?: string } {
+  if (target.literal) return { url };
+  const u = new URL(url);
+  const address = target.family === 6 ? `[${target.address}]` : target.address;
+  return { url: `${u.protocol}//${address}${u.port ? `:${u.port}` : ""}${u.pathname}${u.search}`, host: u.host };
+}
+
+export function fetchRequest(
+  req: SendRequest,
+  target: Extract<Target, { ok: true }>,
+  onDone: (r: FetchResponse) => void,
+  onError: (e: unknown) => void,
+): { destroy(): void } {
   const controller = new AbortController();
   const method = req.method ?? "POST";
+  const { url, host } = pinned(req.url, target);
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) if (name.toLowerCase() !== "content-length") headers[name] = value;
-  fetch(req.url, {
+  for (const [name, value] of Object.entries(req.headers)) {
+    const lower = name.toLowerCase();
+    if (lower !== "content-length" && lower !== "host") headers[name] = value;
+  }
+  if (host) headers.host = host;
+  fetch(url, {
     method,
     headers,
     body: method === "POST" ? req.body : undefined,
