@@ -16,7 +16,7 @@ import http, { type ClientRequest, type IncomingMessage } from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
-import { fetchRequest } from "./fetch-send.ts";
+import { fetchRequest, headersExcept, SNIPPET_BYTES, type ResponseHead } from "./fetch-send.ts";
 
 type IP = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -174,10 +174,6 @@ export type SendResult =
   | { status: number; durationMs: number; retryAfter: string | null; bodySnippet: string }
   | { status: null; durationMs: number; error: string };
 
-type Response = { status: number; retryAfter: string | null; bodySnippet: string };
-
-const SNIPPET_BYTES = 1024;
-
 const ERROR_TEXT: Record<string, string> = {
   ECONNREFUSED: "connection refused",
   ECONNRESET: "connection reset",
@@ -204,7 +200,7 @@ function pinnedLookup(address: string, family: 4 | 6) {
   };
 }
 
-function readResponse(res: IncomingMessage, onDone: (r: Response) => void, onError: (e: unknown) => void): void {
+function readResponse(res: IncomingMessage, onDone: (r: ResponseHead) => void, onError: (e: unknown) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let done = false;
@@ -233,11 +229,10 @@ function readResponse(res: IncomingMessage, onDone: (r: Response) => void, onErr
   });
 }
 
-function openRequest(req: SendRequest, target: { address: string; family: 4 | 6 }, onDone: (r: Response) => void, onError: (e: unknown) => void): ClientRequest {
+function openRequest(req: SendRequest, target: { address: string; family: 4 | 6 }, onDone: (r: ResponseHead) => void, onError: (e: unknown) => void): ClientRequest {
   const secure = new URL(req.url).protocol === "https:";
   const method = req.method ?? "POST";
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) if (name.toLowerCase() !== "content-length") headers[name] = value;
+  const headers = headersExcept(req.headers, ["content-length"]);
   if (method === "POST") headers["content-length"] = String(Buffer.byteLength(req.body));
   const options: https.RequestOptions = {
     method,
@@ -278,7 +273,7 @@ export function send(req: SendRequest): Promise<SendResult> {
         if (settled) return;
         if (!target.ok) return fail(`refused target: ${target.reason}`);
         try {
-          const onDone = (response: Response) => settle({ ...response, durationMs: elapsed() });
+          const onDone = (response: ResponseHead) => settle({ ...response, durationMs: elapsed() });
           const onError = (e: unknown) => fail(describeError(e));
           const viaFetch = target.literal || req.url.startsWith("http:");
           inFlight = viaFetch ? fetchRequest(req, target, onDone, onError) : openRequest(req, target, onDone, onError);

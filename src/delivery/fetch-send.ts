@@ -10,9 +10,18 @@
  */
 import type { SendRequest, Target } from "./egress.ts";
 
-export type FetchResponse = { status: number; retryAfter: string | null; bodySnippet: string };
+/** What either send path reports of a response. */
+export type ResponseHead = { status: number; retryAfter: string | null; bodySnippet: string };
 
-const SNIPPET_BYTES = 1024;
+/** The most of a response body either send path reads. */
+export const SNIPPET_BYTES = 1024;
+
+/** The caller's headers without those the transport sets itself (`except`, lower case). */
+export function headersExcept(headers: Record<string, string>, except: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (!except.includes(name.toLowerCase())) out[name] = value;
+  return out;
+}
 
 async function snippetOf(res: Response): Promise<string> {
   if (!res.body) return "";
@@ -44,17 +53,13 @@ function pinned(url: string, target: Extract<Target, { ok: true }>): { url: stri
 export function fetchRequest(
   req: SendRequest,
   target: Extract<Target, { ok: true }>,
-  onDone: (r: FetchResponse) => void,
+  onDone: (r: ResponseHead) => void,
   onError: (e: unknown) => void,
 ): { destroy(): void } {
   const controller = new AbortController();
   const method = req.method ?? "POST";
   const { url, host } = pinned(req.url, target);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    const lower = name.toLowerCase();
-    if (lower !== "content-length" && lower !== "host") headers[name] = value;
-  }
+  const headers = headersExcept(req.headers, ["content-length", "host"]);
   if (host) headers.host = host;
   fetch(url, {
     method,

@@ -44,7 +44,7 @@ export function openDatabase(path: string, durability: Durability, temporary = f
   // Each unit of a group commit runs in a SAVEPOINT, and SQLite keeps the pages a unit changes in a sub-journal
   // that spills to a temporary file past 64 KiB: with 26 publishes per transaction that was a file opened,
   // written 14 times per publish and closed on every commit, half of a publish's CPU (50 -> 30 µs, measured).
-  // In memory it costs what one transaction changes, a few MB at most.
+  // In memory, RAM holds what one transaction changes, and the temporary b-trees of sorts without an index.
   db.run("PRAGMA temp_store = MEMORY");
   return db;
 }

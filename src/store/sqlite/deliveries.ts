@@ -60,6 +60,8 @@ function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
     const have = chosen.perListener.get(l.seq) ?? req.busy.get(l.seq) ?? 0;
     const n = l.down ? room : Math.min(room, req.perListener - have);
     if (n <= 0) continue;
+    // Rows this step already chose for the listener come back first and are skipped: `have` covers them
+    // (it may also count rows in flight, which are not pending; the overshoot is at most the cap).
     const rows = s.dueOfListener.all({ now, seq: l.seq, n: n + have }) as { id: number }[];
     select(rows.map((r) => ({ id: r.id, listenerSeq: l.seq, down: l.down })), req, chosen);
   }

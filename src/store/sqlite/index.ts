@@ -12,14 +12,13 @@ import { connect } from "./conn.ts";
 import { PublishThread, type PublishThreadOptions } from "./publish-thread/client.ts";
 
 /**
- * `checkpoints: "elsewhere"`: another connection keeps the WAL bounded (the publish thread's, checkpoints.ts);
- * serve.ts passes it together with `publishThread`.
- * `publishThread`: publishes run on a thread of their own (publish-thread/), beside the caller's thread.
+ * `publishThread`: publishes run on a thread of their own (publish-thread/), beside the caller's thread. That
+ * thread's connection then keeps the WAL bounded (checkpoints.ts), so this one checkpoints nothing (db.ts);
+ * without it, this connection checkpoints inside its commits as SQLite does by default.
  */
 export type SqliteOptions = {
   durability: Durability;
   migrate?: boolean;
-  checkpoints?: "auto" | "elsewhere";
   publishThread?: Pick<PublishThreadOptions, "log" | "threadUrl">;
 };
 export type SqliteStore = Store & { path: string };
@@ -27,7 +26,7 @@ export type SqliteStore = Store & { path: string };
 /** Opens (and by default migrates) the database at `location`: a file path, or `:memory:` for a throwaway one. */
 export function openSqliteStore(location: string, options: SqliteOptions): SqliteStore {
   const where = resolveLocation(location);
-  const sqlite = openDatabase(where.path, options.durability, where.temporary, options.checkpoints);
+  const sqlite = openDatabase(where.path, options.durability, where.temporary, options.publishThread ? "elsewhere" : "auto");
   if (options.migrate !== false) applyMigrations(sqlite);
   const conn = connect(sqlite);
   const thread = options.publishThread

@@ -15,12 +15,18 @@ function open(path: string) {
   return db;
 }
 
-test("a write waits for another connection's lock while the event loop goes on, then commits", async () => {
-  const path = join(dir, "wait.db");
+/** A table `t` on `db`, and `other`, a second connection to the same file holding the write lock. */
+function lockedByAnother(name: string) {
+  const path = join(dir, name);
   const db = open(path);
   db.run("CREATE TABLE t (v INTEGER)");
   const other = open(path);
   other.run("BEGIN IMMEDIATE");
+  return { db, other };
+}
+
+test("a write waits for another connection's lock while the event loop goes on, then commits", async () => {
+  const { db, other } = lockedByAnother("wait.db");
   let ticks = 0;
   const timer = setInterval(() => ticks++, 2);
   const write = whenUnlocked(db, () => db.run("INSERT INTO t (v) VALUES (1)"));
@@ -37,11 +43,7 @@ test("a write waits for another connection's lock while the event loop goes on, 
 });
 
 test("a lock held past the timeout fails the write with SQLITE_BUSY and changes nothing", async () => {
-  const path = join(dir, "timeout.db");
-  const db = open(path);
-  db.run("CREATE TABLE t (v INTEGER)");
-  const other = open(path);
-  other.run("BEGIN IMMEDIATE");
+  const { db, other } = lockedByAnother("timeout.db");
   const error = await whenUnlocked(db, () => db.run("INSERT INTO t (v) VALUES (1)"), 30).catch((e) => e);
   other.run("ROLLBACK");
   expect(isBusy(error)).toBe(true);
