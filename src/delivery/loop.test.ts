@@ -1,5 +1,6 @@
 // The drain loop against a real SQLite store and a fake `send` that the test answers by hand.
 import { afterEach, beforeEach, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -128,4 +129,48 @@ test("stop gives back sends that outlast the drain time, due at once, and drops 
   inFlight[0]!.answer(200);
   await settle();
   expect(await states(m.id)).toEqual(["pending"]);
+});
+
+test("a listener's next row is sent the moment one of its requests ends, while steps wait for the write lock", async () => {
+  await listener("a");
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) ids.push((await publish()).id);
+  loop().start();
+  // The first step claims twice the listener's cap: two sent, two ready.
+  await until(() => inFlight.length === 2);
+  const blocker = new Database(store.path);
+  blocker.run("PRAGMA busy_timeout = 0");
+  blocker.run("BEGIN IMMEDIATE"); // no step can commit now: results and claims wait
+  try {
+    const first = inFlight[0]!.request.body;
+    inFlight[0]!.answer(200);
+    await until(() => inFlight.length === 2, 1000);
+    expect(inFlight.map((p) => p.request.body)).not.toContain(first);
+  } finally {
+    blocker.run("ROLLBACK");
+    blocker.close();
+  }
+  for (let answered = 0; answered < 3; answered++) {
+    await until(() => inFlight.length > 0);
+    inFlight[0]!.answer(200);
+  }
+  await until(async () => (await Promise.all(ids.map(states))).every((s) => s[0] === "acknowledged"));
+  expect(peak.byUrl.get("http://127.0.0.1/a")).toBe(2);
+});
+
+test("stop gives back the rows ready but not sent, due at once", async () => {
+  await listener("a");
+  const sent = await publish();
+  const ready = await publish();
+  const l = loop({ listenerCap: 1 });
+  l.start();
+  await until(() => inFlight.length === 1);
+  expect(await states(ready.id)).toEqual(["sending"]); // claimed, waiting for the listener's one slot
+  await l.stop(20);
+  for (const m of [sent, ready]) {
+    const [d] = await store.messages.deliveries(org, queue, m.id);
+    expect(d).toMatchObject({ state: "pending", attempts: 0 });
+    expect(d!.nextAttemptAt).toBeLessThanOrEqual(Date.now());
+  }
+  expect(inFlight.length).toBe(1); // the ready row was never sent
 });

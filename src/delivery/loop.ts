@@ -1,17 +1,23 @@
 // The drain loop of the delivery worker.
 //
-// A step writes the results gathered so far and claims as many due deliveries as there are free slots (global
-// cap), never more than a listener's cap counting what is in flight, in one transaction (completeAndClaim).
-// So every claimed row starts its request at once, and a lease only has to outlive one request:
-// lease = delivery timeout + margin. Rows of down listeners come back flagged and are held at once.
+// A step writes the results gathered so far and claims due deliveries, in one transaction (completeAndClaim).
+// Claimed rows are held in memory until settled, never more than the global cap in all. Each listener holds
+// up to twice its cap of requests in flight: the rows past the cap wait in the listener's ready list and one is
+// sent the moment one of its requests ends, without waiting for a step. So a listener's slots are refilled in
+// microseconds, and the step (which waits for the write lock the publish thread also takes) only has to top the
+// list up. Before, a freed slot stayed empty until the next step's claim committed: with one listener at
+// 3,400 publishes/s, its 16 slots spent a third of their time waiting for claims, and the delivery delay grew.
+// A ready row is sent within one delivery timeout of its claim (each request before it ends within one), so a
+// lease covers two timeouts and a margin. Rows of down listeners come back flagged and are held at once.
 //
 // Steps start on a nudge (a publish), when results arrive (slots freed), at the earliest next_attempt_at the
 // claim reported, and on a short poll as the safety net (a nudge is lost across a restart; a retry may come
 // due while nothing else happens). The poll also runs the housekeeping: expired leases back to pending (a
 // crashed worker's rows), held deliveries past the allowed wait to missed, liveness probes.
 //
-// Stop: no new claims; sends in flight get until the drain deadline; their results are written; any still
-// unfinished are given back (release), so the next start sends them at once rather than after lease expiry.
+// Stop: no new claims and no new sends; sends in flight get until the drain deadline; their results are
+// written; the rest (unfinished sends, ready rows) are given back (release), so the next start sends them at
+// once rather than after lease expiry.
 import type { ClaimedDelivery, Completion, DeliveryStore } from "../store/deliveries.ts";
 import { attempt, type AttemptDeps } from "./send.ts";
 import { scheduleTotalMs } from "./retry.ts";
@@ -21,6 +27,8 @@ import type { Prober } from "./liveness.ts";
 export const LEASE_MARGIN_MS = 5_000;
 export const POLL_MS = 250;
 const MAX_BATCH = 256;
+/** How many of its cap a listener may hold in its ready list, besides the requests in flight. */
+const READY_PER_CAP = 1;
 
 export type LoopOptions = {
   store: DeliveryStore;
@@ -40,7 +48,13 @@ export type LoopOptions = {
 export class DeliveryLoop {
   // Keyed by the claim, not the row id: a deleted delivery's id can be reused while its send is still in flight.
   private readonly inFlight = new Set<ClaimedDelivery>();
+  /** Rows held per listener (in flight and ready), by listener seq: the claim counts them against the listener. */
   private readonly busy = new Map<number, number>();
+  /** Requests in flight per listener. */
+  private readonly sending = new Map<number, number>();
+  /** Claimed rows waiting for one of their listener's requests to end, oldest first. */
+  private readonly ready = new Map<number, ClaimedDelivery[]>();
+  private held = 0;
   private results: Completion[] = [];
   private stepQueued = false;
   private stepping = false;
@@ -89,7 +103,8 @@ export class DeliveryLoop {
     }
     await this.flush();
     this.closed = true;
-    const abandoned = [...this.inFlight.values()];
+    const abandoned = [...this.inFlight.values(), ...[...this.ready.values()].flat()];
+    this.ready.clear();
     if (abandoned.length > 0) await this.o.store.release(abandoned, this.o.now());
   }
 
@@ -121,17 +136,18 @@ export class DeliveryLoop {
 
   /** The results gathered so far and the claim for the slots they freed, in one transaction. */
   private async settleAndClaim(): Promise<void> {
-    const limit = Math.min(this.o.globalCap - this.inFlight.size, MAX_BATCH);
+    const limit = Math.min(this.o.globalCap - this.held, MAX_BATCH);
     if (limit <= 0 || this.stopping) return this.flush();
     const results = this.results;
     this.results = [];
     const now = this.o.now();
-    const leaseMs = this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
-    const request = { owner: this.o.owner, leaseMs, limit, perListener: this.o.listenerCap, busy: this.busy };
+    const leaseMs = 2 * this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
+    const perListener = this.o.listenerCap * (1 + READY_PER_CAP);
+    const request = { owner: this.o.owner, leaseMs, limit, perListener, busy: this.busy };
     const { claimed, nextDueAt } = await this.o.store.completeAndClaim(results, request, now);
     const down = claimed.filter((c) => c.listener.down);
     if (down.length > 0) await this.o.store.hold(down, now);
-    for (const c of claimed) if (!c.listener.down) this.launch(c);
+    for (const c of claimed) if (!c.listener.down) this.take(c);
     // A full batch suggests more is due; freed slots and nudges start further rounds.
     if (claimed.length === limit) this.again = true;
     if (nextDueAt !== null) this.wakeAt(nextDueAt);
@@ -147,19 +163,40 @@ export class DeliveryLoop {
     this.due = { timer, at };
   }
 
+  /** A claimed row: sent now if its listener has a free slot, else ready for the next one that frees. */
+  private take(c: ClaimedDelivery): void {
+    const seq = c.listener.seq;
+    this.held++;
+    bump(this.busy, seq, 1);
+    if ((this.sending.get(seq) ?? 0) < this.o.listenerCap) return this.launch(c);
+    const list = this.ready.get(seq);
+    if (list) list.push(c);
+    else this.ready.set(seq, [c]);
+  }
+
   private launch(c: ClaimedDelivery): void {
+    const seq = c.listener.seq;
     this.inFlight.add(c);
-    this.busy.set(c.listener.seq, (this.busy.get(c.listener.seq) ?? 0) + 1);
+    bump(this.sending, seq, 1);
     attempt(c, this.o.attempt).then((result) => {
       if (this.closed) return; // released at stop: the row is pending again and this result is fenced out anyway
       this.inFlight.delete(c);
-      const left = (this.busy.get(c.listener.seq) ?? 1) - 1;
-      if (left > 0) this.busy.set(c.listener.seq, left);
-      else this.busy.delete(c.listener.seq);
-      this.results.push({ ...result, id: c.id, token: c.token, listenerSeq: c.listener.seq, messageId: c.message.id });
+      bump(this.sending, seq, -1);
+      bump(this.busy, seq, -1);
+      this.held--;
+      this.results.push({ ...result, id: c.id, token: c.token, listenerSeq: seq, messageId: c.message.id });
+      if (!this.stopping) this.launchReady(seq);
       this.wake();
       if (this.inFlight.size === 0) this.drained?.();
     }, this.o.fail);
+  }
+
+  private launchReady(seq: number): void {
+    const list = this.ready.get(seq);
+    const next = list?.shift();
+    if (!next) return;
+    if (list!.length === 0) this.ready.delete(seq);
+    this.launch(next);
   }
 
   private async flush(): Promise<void> {
@@ -168,4 +205,11 @@ export class DeliveryLoop {
     this.results = [];
     await this.o.store.complete(batch, this.o.now());
   }
+}
+
+/** Adds `by` to a per-listener count, dropping counts that reach zero so the maps stay as small as the work. */
+function bump(counts: Map<number, number>, seq: number, by: number): void {
+  const n = (counts.get(seq) ?? 0) + by;
+  if (n > 0) counts.set(seq, n);
+  else counts.delete(seq);
 }
