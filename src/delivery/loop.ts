@@ -143,7 +143,8 @@ export class DeliveryLoop {
     const now = this.o.now();
     const leaseMs = 2 * this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
     const perListener = this.o.listenerCap * (1 + READY_PER_CAP);
-    const request = { owner: this.o.owner, leaseMs, limit, perListener, busy: this.busy };
+    // With requests in flight another step follows their ends, and it looks for the next due time then.
+    const request = { owner: this.o.owner, leaseMs, limit, perListener, busy: this.busy, wantsNextDue: this.inFlight.size === 0 };
     const { claimed, nextDueAt } = await this.o.store.completeAndClaim(results, request, now);
     const down = claimed.filter((c) => c.listener.down);
     if (down.length > 0) await this.o.store.hold(down, now);

@@ -55,6 +55,11 @@ export type ClaimRequest = {
   perListener: number;
   /** Deliveries the caller has in flight now, by listener seq. */
   busy: ReadonlyMap<number, number>;
+  /**
+   * False when the caller steps again anyway (it has requests in flight, whose ends start a step): the store may
+   * then skip looking for the next due time and report `nextDueAt: null`. Unset means true.
+   */
+  wantsNextDue?: boolean;
 };
 
 /** `nextDueAt`: the earliest future next_attempt_at of a pending row, so the caller can sleep until then. */

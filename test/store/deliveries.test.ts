@@ -112,6 +112,15 @@ for (const backend of BACKENDS) {
       expect((await claim()).map((x) => x.attempt)).toEqual([1]);
     });
 
+    test("a caller that steps again anyway may skip the next due time", async () => {
+      await listener("one");
+      await publish();
+      const [c] = await claim();
+      await store.deliveries.complete([completion(c!, { state: "pending", at: clock.now() + 5000 }, clock.now(), 500)], clock.now());
+      expect(await store.deliveries.claimDue(request({ wantsNextDue: false }), clock.now())).toEqual({ claimed: [], nextDueAt: null });
+      expect((await store.deliveries.claimDue(request(), clock.now())).nextDueAt).toBe(clock.now() + 5000);
+    });
+
     test("an acknowledgement settles the delivery, counts on the listener and records the attempt", async () => {
       const l = await listener("one");
       const m = await publish();
