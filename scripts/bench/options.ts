@@ -15,7 +15,9 @@ export type Plan = {
   binary: string;
   deadlineMs: number;
   startups: number; // starts whose time to /healthz gives the median
-  ingestSeconds: number; // measured part of each ingest run
+  ingestSeconds: number; // measured part of each ingest run in the backlog section
+  pairRounds: number; // ingest section: rounds of baseline and fanout measured back to back
+  pairSeconds: number; // measured part of each run of a round
   warmupSeconds: number; // before each measured ingest run (JIT, TLS sessions, SQLite page cache)
   wrkConnections: number;
   h2Clients: number; // h2load connections...
@@ -35,6 +37,8 @@ const FULL = {
   deadlineMs: 15 * 60_000,
   startups: 5,
   ingestSeconds: 10,
+  pairRounds: 3,
+  pairSeconds: 5,
   warmupSeconds: 2,
   fanout: [{ listeners: 1, messages: 60_000 }, { listeners: 10, messages: 10_000 }, { listeners: 100, messages: 1_000 }],
   latencySeconds: 8,
@@ -47,6 +51,8 @@ const QUICK: typeof FULL = {
   deadlineMs: 110_000,
   startups: 2,
   ingestSeconds: 2,
+  pairRounds: 1,
+  pairSeconds: 2,
   warmupSeconds: 0.5,
   fanout: [{ listeners: 1, messages: 10_000 }, { listeners: 10, messages: 2_000 }, { listeners: 100, messages: 200 }],
   latencySeconds: 2,
