@@ -4,9 +4,9 @@
 // becomes a proxy into the private network. So the host is resolved and checked at save time and again before
 // every request, and the socket connects to exactly the address that passed the check (a pinned `lookup`),
 // so DNS rebinding between check and connect cannot redirect it. Host header and TLS SNI keep the hostname.
-// Plain HTTP and IP-literal hosts go through fetch (fetch-send.ts), a third of the CPU of node:http in Bun, to
-// the checked address with the name as Host; HTTPS to a name stays on node:http, whose `lookup` option pins the
-// address while the TLS handshake keeps the name.
+// Plain HTTP is written on a socket to the checked address, with the name as Host (socket-send.ts: a third of
+// fetch's CPU); HTTPS to an IP literal goes through fetch (fetch-send.ts, a third of node:http's CPU in Bun);
+// HTTPS to a name stays on node:http, whose `lookup` option pins the address while the TLS handshake keeps the name.
 //
 // Listeners are untrusted servers: every attempt has a watchdog that ends it whatever phase it is stuck in,
 // redirects are never followed (a 3xx could point anywhere, including inside), and at most 1 KiB of the
@@ -17,6 +17,7 @@ import https from "node:https";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { fetchRequest, headersExcept, SNIPPET_BYTES, type ResponseHead } from "./fetch-send.ts";
+import { SocketPool, socketRequest } from "./socket-send.ts";
 
 type IP = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -129,8 +130,12 @@ export async function resolveTarget(url: string, policy: TargetPolicy, resolve: 
 // their idle sockets close after idleMs.
 export class AgentPool {
   private readonly agents = new Map<string, http.Agent>();
+  /** The keep-alive connections of the plain-HTTP path (socket-send.ts). */
+  readonly sockets: SocketPool;
 
-  constructor(private readonly options: { maxSockets?: number; maxAgents?: number; idleMs?: number } = {}) {}
+  constructor(private readonly options: { maxSockets?: number; maxAgents?: number; idleMs?: number } = {}) {
+    this.sockets = new SocketPool(options.maxSockets ?? 16);
+  }
 
   get(key: string, secure: boolean, insecureTls: boolean): http.Agent {
     const id = `${secure ? "https" : "http"}${insecureTls ? "+insecure" : ""}:${key}`;
@@ -151,6 +156,7 @@ export class AgentPool {
   destroy(): void {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
+    this.sockets.close();
   }
 }
 
@@ -275,8 +281,9 @@ export function send(req: SendRequest): Promise<SendResult> {
         try {
           const onDone = (response: ResponseHead) => settle({ ...response, durationMs: elapsed() });
           const onError = (e: unknown) => fail(describeError(e));
-          const viaFetch = target.literal || req.url.startsWith("http:");
-          inFlight = viaFetch ? fetchRequest(req, target, onDone, onError) : openRequest(req, target, onDone, onError);
+          inFlight = req.url.startsWith("http:") ? socketRequest(req, target, (req.agents ?? sharedAgents).sockets, onDone, onError)
+            : target.literal ? fetchRequest(req, target, onDone, onError)
+            : openRequest(req, target, onDone, onError);
         } catch (e) {
           // request() throws synchronously on a malformed header or URL; unhandled, it would look like a timeout.
           fail(describeError(e));

@@ -1,7 +1,7 @@
 /**
- * The send path for plain-HTTP targets and for any target whose host is an IP literal: Bun's fetch instead of
- * node:http, which in Bun costs about three times the CPU of fetch per request (90-105 against 29-31 µs per
- * 1 KiB POST to a local receiver, measured) and was most of the delivery worker's time.
+ * The send path for HTTPS targets whose host is an IP literal (plain HTTP has its own, socket-send.ts): Bun's
+ * fetch instead of node:http, which in Bun costs about three times the CPU of fetch per request (90-105 against
+ * 29-31 µs per 1 KiB POST to a local receiver, measured).
  * The SSRF pin holds: a name is replaced in the URL by the address that was checked, and goes on as the Host
  * header, so the connection cannot reach anything else. HTTPS to a name keeps node:http (egress.ts): there the
  * TLS handshake must carry the name (SNI, certificate) while the socket goes to the checked address.

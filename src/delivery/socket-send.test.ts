@@ -1,0 +1,182 @@
+// The plain-HTTP send path against raw TCP receivers on 127.0.0.1, which answer byte for byte what each test
+// writes: the framings, splits and early closes a real server can produce, and that a Bun.serve would hide.
+import { afterEach, describe, expect, test } from "bun:test";
+import type { Socket } from "bun";
+import { AgentPool, makeTargetPolicy, send, type SendResult } from "./egress";
+
+type Peer = { socket: Socket<Peer>; input: string; requests: number };
+/** Called with each complete request (head and body as text); answers by writing to the socket. */
+type Answer = (socket: Socket<Peer>, request: { head: string; body: string }, index: number, peer: Peer) => void;
+type RawReceiver = { port: number; requests: { head: string; body: string }[]; connections: () => number };
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+function rawReceiver(answer: Answer): RawReceiver {
+  const requests: { head: string; body: string }[] = [];
+  let connections = 0;
+  const listener = Bun.listen<Peer>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(socket) {
+        connections++;
+        socket.data = { socket, input: "", requests: 0 };
+      },
+      data(socket, chunk) {
+        const peer = socket.data;
+        peer.input += chunk.toString("latin1");
+        for (;;) {
+          const end = peer.input.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          const head = peer.input.slice(0, end);
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+          if (peer.input.length < end + 4 + length) return;
+          const body = Buffer.from(peer.input.slice(end + 4, end + 4 + length), "latin1").toString("utf8");
+          peer.input = peer.input.slice(end + 4 + length);
+          requests.push({ head, body });
+          answer(socket, { head, body }, requests.length - 1, peer);
+        }
+      },
+    },
+  });
+  cleanups.push(() => listener.stop(true));
+  return { port: listener.port, requests, connections: () => connections };
+}
+
+const base = { body: '{"a":1}', headers: { "content-type": "application/json" }, timeoutMs: 2_000, policy: makeTargetPolicy(["127.0.0.1/32"]) };
+
+function agents(): AgentPool {
+  const pool = new AgentPool();
+  cleanups.push(() => pool.destroy());
+  return pool;
+}
+
+function status(result: SendResult) {
+  if (result.status === null) throw new Error(`expected a status, got error ${result.error}`);
+  return result;
+}
+
+const post = (port: number, pool: AgentPool, extra: Partial<Parameters<typeof send>[0]> = {}) =>
+  send({ ...base, url: `http://127.0.0.1:${port}/hook?q=1`, agents: pool, agentKey: "l1", ...extra });
+
+describe("send over plain HTTP (socket-send)", () => {
+  test("writes one HTTP/1.1 request with Host, Content-Length and the caller's headers", async () => {
+    const r = rawReceiver((s) => s.write("HTTP/1.1 204 No Content\r\n\r\n"));
+    const result = status(await post(r.port, agents(), { body: '{"ü":1}' }));
+    expect(result.status).toBe(204);
+    const [request] = r.requests;
+    expect(request!.head.split("\r\n")[0]).toBe("POST /hook?q=1 HTTP/1.1");
+    expect(request!.head).toContain(`host: 127.0.0.1:${r.port}`);
+    expect(request!.head).toContain(`content-length: ${Buffer.byteLength('{"ü":1}')}`);
+    expect(request!.head).toContain("content-type: application/json");
+    expect(request!.body).toBe('{"ü":1}');
+  });
+
+  test("a chunked answer split byte by byte is read whole, and the connection is reused", async () => {
+    const answer = "HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\nRetry-After: 7\r\n\r\n5;x=y\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: 1\r\n\r\n";
+    const r = rawReceiver(async (s) => {
+      for (const byte of answer) {
+        s.write(byte);
+        await Bun.sleep(0);
+      }
+    });
+    const pool = agents();
+    for (let i = 0; i < 2; i++) {
+      expect(status(await post(r.port, pool))).toMatchObject({ status: 500, retryAfter: "7", bodySnippet: "hello world" });
+    }
+    expect(r.connections()).toBe(1);
+  });
+
+  test("interim 1xx answers are skipped; Content-Length bodies are read to their length", async () => {
+    const r = rawReceiver((s) => s.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 2\r\n\r\nok"));
+    const pool = agents();
+    expect(status(await post(r.port, pool))).toMatchObject({ status: 202, bodySnippet: "ok" });
+    expect(status(await post(r.port, pool)).status).toBe(202);
+    expect(r.connections()).toBe(1);
+  });
+
+  test("Connection: close and HTTP/1.0 answers are not reused", async () => {
+    const r = rawReceiver((s, _req, i) => {
+      s.write(i === 0 ? "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n" : "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n");
+      s.end();
+    });
+    const pool = agents();
+    for (let i = 0; i < 3; i++) expect(status(await post(r.port, pool)).status).toBe(200);
+    expect(r.connections()).toBe(3);
+  });
+
+  test("an answer without a length is read until the close", async () => {
+    const r = rawReceiver((s) => {
+      s.write("HTTP/1.1 200 OK\r\n\r\nuntil ");
+      setTimeout(() => s.end("the end"), 20);
+    });
+    expect(status(await post(r.port, agents()))).toMatchObject({ status: 200, bodySnippet: "until the end" });
+  });
+
+  test("a kept connection the server has closed is replaced, and the request still arrives", async () => {
+    // The server answers with keep-alive and closes a moment later, as an idle timeout would.
+    const r = rawReceiver((s) => {
+      s.write("HTTP/1.1 204 No Content\r\n\r\n");
+      setTimeout(() => s.end(), 5);
+    });
+    const pool = agents();
+    expect(status(await post(r.port, pool)).status).toBe(204);
+    await Bun.sleep(50);
+    expect(status(await post(r.port, pool)).status).toBe(204);
+    expect(r.requests).toHaveLength(2);
+    expect(r.connections()).toBe(2);
+  });
+
+  test("a kept connection closed as the next request arrives is retried once on a new one", async () => {
+    // The race of an idle timeout: the second request on a connection meets the server's close.
+    const r = rawReceiver((s, _req, _i, peer) => {
+      if (++peer.requests === 2) s.end();
+      else s.write("HTTP/1.1 204 No Content\r\n\r\n");
+    });
+    const pool = agents();
+    expect(status(await post(r.port, pool)).status).toBe(204);
+    expect(status(await post(r.port, pool)).status).toBe(204);
+    expect(r.requests).toHaveLength(3);
+    expect(r.connections()).toBe(2);
+  });
+
+  test("a connection closed before any answer is an error, not a retry, when it was new", async () => {
+    const r = rawReceiver((s) => s.end());
+    const result = await post(r.port, agents());
+    expect(result).toMatchObject({ status: null, error: "connection reset" });
+    expect(r.requests).toHaveLength(1);
+  });
+
+  test("a body past 1 KiB is cut and its connection dropped; a malformed answer is an error", async () => {
+    const big = "x".repeat(5000);
+    const r = rawReceiver((s, _req, i) => {
+      if (i === 0) s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
+      else s.write("NOT HTTP\r\n\r\n");
+    });
+    const pool = agents();
+    const first = status(await post(r.port, pool));
+    expect(first.bodySnippet).toBe("x".repeat(1024));
+    const second = await post(r.port, pool);
+    expect(second).toMatchObject({ status: null, error: "malformed response status line" });
+    expect(r.connections()).toBe(2);
+  });
+
+  test("a request larger than the socket buffer is written whole", async () => {
+    const body = JSON.stringify({ data: "y".repeat(256 * 1024) });
+    const r = rawReceiver((s) => s.write("HTTP/1.1 204 No Content\r\n\r\n"));
+    expect(status(await post(r.port, agents(), { body })).status).toBe(204);
+    expect(r.requests[0]!.body).toBe(body);
+  });
+
+  test("concurrent requests of one listener each get a connection; all come back to the pool", async () => {
+    const r = rawReceiver((s) => setTimeout(() => s.write("HTTP/1.1 204 No Content\r\n\r\n"), 10));
+    const pool = agents();
+    const results = await Promise.all(Array.from({ length: 5 }, () => post(r.port, pool)));
+    expect(results.map((x) => x.status)).toEqual([204, 204, 204, 204, 204]);
+    await Promise.all(Array.from({ length: 5 }, () => post(r.port, pool)));
+    expect(r.connections()).toBe(5);
+  });
+});
