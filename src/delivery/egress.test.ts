@@ -2,25 +2,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import http from "node:http";
 import net from "node:net";
-import { AgentPool, isAllowedAddress, makeTargetPolicy, resolveTarget, send, type Resolver, type SendResult } from "./egress";
+import { TLS_CERT, TLS_KEY } from "./testing/certificate";
+import { SocketPool, isAllowedAddress, makeTargetPolicy, resolveTarget, send, type Resolver, type SendResult } from "./egress";
 
-// Self-signed, CN/SAN localhost + 127.0.0.1, valid until 2126; for TLS tests only.
-const TLS_CERT = `-----BEGIN CERTIFICATE-----
-MIIBmjCCAUGgAwIBAgIUDdmsoVp+WY3HElLibvW44TgKBkgwCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyMjA0Mjk0MVoYDzIxMjYxMDI5
-MDQyOTQxWjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAASUXOunopnZF9mmulWXqVpmIwjtrIrouhJRnPyEnEzxMe06/2U6lm3F
-WfjGfwG50NBsLi/mh6jbQ2xUph445lm8o28wbTAdBgNVHQ4EFgQUg2gc8rJcT1XP
-jFCGWfmpSybCLeIwHwYDVR0jBBgwFoAUg2gc8rJcT1XPjFCGWfmpSybCLeIwDwYD
-VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgglsb2NhbGhvc3SHBH8AAAEwCgYIKoZI
-zj0EAwIDRwAwRAIgTLtVXzF3YTUA4WDN4IN4dFaZsCYHc+lzlrve7y4dPy8CIG4q
-xbekEG9C4KWGVkBsd+iUc0erfsVsTKK0XYoB3RNd
------END CERTIFICATE-----`;
-const TLS_KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgiO7WmbYzHn23aDdb
-/gsjyrw1vQLOUH/KbbBNYnmag4qhRANCAASUXOunopnZF9mmulWXqVpmIwjtrIro
-uhJRnPyEnEzxMe06/2U6lm3FWfjGfwG50NBsLi/mh6jbQ2xUph445lm8
------END PRIVATE KEY-----`;
 
 type Seen = { method: string; path: string; host: string; headers: http.IncomingHttpHeaders; body: string };
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -52,10 +36,10 @@ async function startReceiver(handler: Handler, hostname = "127.0.0.1"): Promise<
   return { port: (server.address() as net.AddressInfo).port, seen, connections: () => connections, close };
 }
 
-function newAgents(): AgentPool {
-  const agents = new AgentPool();
-  cleanups.push(() => agents.destroy());
-  return agents;
+function newPool(): SocketPool {
+  const pool = new SocketPool();
+  cleanups.push(() => pool.destroy());
+  return pool;
 }
 
 const loopback = makeTargetPolicy(["127.0.0.1/32"]);
@@ -165,7 +149,7 @@ describe("send", () => {
 
   test("a 2xx is returned with the body; the request carries body and headers", async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(204).end());
-    const result = expectStatus(await send({ ...base, url: `http://127.0.0.1:${receiver.port}/hook?x=1`, agents: newAgents() }));
+    const result = expectStatus(await send({ ...base, url: `http://127.0.0.1:${receiver.port}/hook?x=1`, pool: newPool() }));
     expect(result).toMatchObject({ status: 204, retryAfter: null, bodySnippet: "" });
     expect(receiver.seen).toEqual([expect.objectContaining({ method: "POST", path: "/hook?x=1", body: '{"a":1}' })]);
     expect(receiver.seen[0]!.headers["content-type"]).toBe("application/json");
@@ -173,7 +157,7 @@ describe("send", () => {
 
   test("GET sends no body", async () => {
     const receiver = await startReceiver(ok);
-    const result = await send({ ...base, method: "GET", url: `http://127.0.0.1:${receiver.port}/live`, agents: newAgents() });
+    const result = await send({ ...base, method: "GET", url: `http://127.0.0.1:${receiver.port}/live`, pool: newPool() });
     expect(expectStatus(result)).toMatchObject({ status: 200, bodySnippet: "ok" });
     expect(receiver.seen).toEqual([expect.objectContaining({ method: "GET", body: "" })]);
   });
@@ -186,7 +170,7 @@ describe("send", () => {
       url: `http://localhost:${receiver.port}/`,
       policy: makeTargetPolicy(["127.0.0.5/32"]),
       resolve: stubResolver(["127.0.0.5"]),
-      agents: newAgents(),
+      pool: newPool(),
     });
     expect(expectStatus(result).status).toBe(200);
     expect(receiver.seen.map((s) => s.host)).toEqual([`localhost:${receiver.port}`]);
@@ -194,28 +178,28 @@ describe("send", () => {
 
   test("plain HTTP to a name goes to the checked address with path, query, body and the name as Host", async () => {
     const receiver = await startReceiver(ok);
-    const result = await send({ ...base, url: `http://hooks.example:${receiver.port}/hook?x=1`, resolve: stubResolver(["127.0.0.1"]), agents: newAgents() });
+    const result = await send({ ...base, url: `http://hooks.example:${receiver.port}/hook?x=1`, resolve: stubResolver(["127.0.0.1"]), pool: newPool() });
     expect(expectStatus(result).status).toBe(200);
     expect(receiver.seen).toEqual([expect.objectContaining({ method: "POST", path: "/hook?x=1", body: '{"a":1}', host: `hooks.example:${receiver.port}` })]);
   });
 
   test("a refused literal address is never connected to", async () => {
     const receiver = await startReceiver(ok, "127.0.0.2");
-    const result = await send({ ...base, url: `http://127.0.0.2:${receiver.port}/`, agents: newAgents() });
+    const result = await send({ ...base, url: `http://127.0.0.2:${receiver.port}/`, pool: newPool() });
     expect(expectError(result)).toBe("refused target: 127.0.0.2 is not a public address");
     expect(receiver.connections()).toBe(0);
   });
 
   test("a hostname that now resolves to a refused address is never connected to (rebinding)", async () => {
     const receiver = await startReceiver(ok, "127.0.0.2");
-    const result = await send({ ...base, url: `http://hooks.example:${receiver.port}/`, resolve: stubResolver(["127.0.0.2"]), agents: newAgents() });
+    const result = await send({ ...base, url: `http://hooks.example:${receiver.port}/`, resolve: stubResolver(["127.0.0.2"]), pool: newPool() });
     expect(expectError(result)).toStartWith("refused target: hooks.example resolves to 127.0.0.2");
     expect(receiver.connections()).toBe(0);
   });
 
   test("a 500 is returned as its status, with Retry-After", async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(500, { "retry-after": "120" }).end("boom"));
-    const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/`, agents: newAgents() });
+    const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/`, pool: newPool() });
     expect(expectStatus(result)).toMatchObject({ status: 500, retryAfter: "120", bodySnippet: "boom" });
   });
 
@@ -224,14 +208,14 @@ describe("send", () => {
       if (req.url === "/hook") res.writeHead(302, { location: `http://127.0.0.1:${receiver.port}/target` }).end();
       else res.end("followed");
     });
-    const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/hook`, agents: newAgents() });
+    const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/hook`, pool: newPool() });
     expect(expectStatus(result).status).toBe(302);
     expect(receiver.seen.map((s) => s.path)).toEqual(["/hook"]);
   });
 
   test("a receiver that never answers times out on the watchdog", async () => {
     const receiver = await startReceiver(() => {});
-    const result = await send({ ...base, timeoutMs: 300, url: `http://127.0.0.1:${receiver.port}/`, agents: newAgents() });
+    const result = await send({ ...base, timeoutMs: 300, url: `http://127.0.0.1:${receiver.port}/`, pool: newPool() });
     expect(expectError(result)).toBe("timeout after 300ms");
     expect(result.durationMs).toBeGreaterThanOrEqual(290);
     expect(result.durationMs).toBeLessThan(1_000);
@@ -239,7 +223,7 @@ describe("send", () => {
 
   test("a body that stalls after the headers times out too", async () => {
     const receiver = await startReceiver((_req, res) => res.writeHead(200).write("partial"));
-    const result = await send({ ...base, timeoutMs: 300, url: `http://127.0.0.1:${receiver.port}/`, agents: newAgents() });
+    const result = await send({ ...base, timeoutMs: 300, url: `http://127.0.0.1:${receiver.port}/`, pool: newPool() });
     expect(expectError(result)).toBe("timeout after 300ms");
   });
 
@@ -248,14 +232,14 @@ describe("send", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => silent.close());
     const port = (silent.address() as net.AddressInfo).port;
-    const result = await send({ ...base, timeoutMs: 300, url: `https://127.0.0.1:${port}/`, agents: newAgents() });
+    const result = await send({ ...base, timeoutMs: 300, url: `https://127.0.0.1:${port}/`, pool: newPool() });
     expect(expectError(result)).toBe("timeout after 300ms");
     expect(result.durationMs).toBeLessThan(1_000);
   });
 
   test("a resolver that never answers times out", async () => {
     const hanging: Resolver = () => new Promise(() => {});
-    const result = await send({ ...base, timeoutMs: 300, url: "http://hooks.example/", resolve: hanging, agents: newAgents() });
+    const result = await send({ ...base, timeoutMs: 300, url: "http://hooks.example/", resolve: hanging, pool: newPool() });
     expect(expectError(result)).toBe("timeout after 300ms");
   });
 
@@ -271,7 +255,7 @@ describe("send", () => {
       };
       pump();
     });
-    const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/`, agents: newAgents() });
+    const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/`, pool: newPool() });
     expect(expectStatus(result)).toMatchObject({ status: 200, bodySnippet: "y".repeat(1024) });
     await waitFor(() => receiverSawClose);
   });
@@ -279,22 +263,22 @@ describe("send", () => {
   test("a closed port is connection refused", async () => {
     const receiver = await startReceiver(ok);
     receiver.close();
-    const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/`, agents: newAgents() });
+    const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/`, pool: newPool() });
     expect(expectError(result)).toBe("connection refused");
   });
 
   test("an invalid header resolves with an error instead of throwing", async () => {
     const receiver = await startReceiver(ok);
-    const result = await send({ ...base, headers: { "x-bad": "a\r\nb" }, url: `http://127.0.0.1:${receiver.port}/`, agents: newAgents() });
+    const result = await send({ ...base, headers: { "x-bad": "a\r\nb" }, url: `http://127.0.0.1:${receiver.port}/`, pool: newPool() });
     expectError(result);
     expect(receiver.seen).toEqual([]);
   });
 
   test("requests with the same agent key reuse the connection", async () => {
     const receiver = await startReceiver(ok);
-    const agents = newAgents();
+    const pool = newPool();
     for (let i = 0; i < 3; i++) {
-      const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/`, agents, agentKey: "listener-1" });
+      const result = await send({ ...base, url: `http://127.0.0.1:${receiver.port}/`, pool, poolKey: "listener-1" });
       expect(expectStatus(result).status).toBe(200);
     }
     expect(receiver.seen).toHaveLength(3);
@@ -309,14 +293,14 @@ describe("send", () => {
       fetch: (req) => new Response(`host=${req.headers.get("host")}`),
     });
     cleanups.push(() => server.stop(true));
-    const common = { ...base, url: `https://localhost:${server.port}/`, policy: makeTargetPolicy(["127.0.0.5"]), resolve: stubResolver(["127.0.0.5"]), agents: newAgents() };
+    const common = { ...base, url: `https://localhost:${server.port}/`, policy: makeTargetPolicy(["127.0.0.5"]), resolve: stubResolver(["127.0.0.5"]), pool: newPool() };
     expect(expectError(await send(common))).toStartWith("tls: ");
     const result = await send({ ...common, insecureTls: true });
     expect(expectStatus(result)).toMatchObject({ status: 200, bodySnippet: `host=localhost:${server.port}` });
   });
 });
 
-describe("send to an IP literal (the fetch path)", () => {
+describe("send to an IP literal", () => {
   const base = { body: '{"a":1}', headers: { "content-type": "application/json", "webhook-id": "msg_1" }, timeoutMs: 2_000 };
 
   test("https verifies certificates unless insecureTls, and sends body and headers", async () => {

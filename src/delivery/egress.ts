@@ -2,22 +2,19 @@
 //
 // Threat: a tenant registers a URL whose host is (or later resolves to) an internal address, and the worker
 // becomes a proxy into the private network. So the host is resolved and checked at save time and again before
-// every request, and the socket connects to exactly the address that passed the check (a pinned `lookup`),
-// so DNS rebinding between check and connect cannot redirect it. Host header and TLS SNI keep the hostname.
-// Plain HTTP is written on a socket to the checked address, with the name as Host (socket-send.ts: a third of
-// fetch's CPU); HTTPS to an IP literal goes through fetch (fetch-send.ts, a third of node:http's CPU in Bun);
-// HTTPS to a name stays on node:http, whose `lookup` option pins the address while the TLS handshake keeps the name.
+// every request, and the socket connects to exactly the address that passed the check (http1/client.ts), so DNS
+// rebinding between check and connect cannot redirect it. Host header and TLS name keep the hostname.
 //
 // Listeners are untrusted servers: every attempt has a watchdog that ends it whatever phase it is stuck in,
 // redirects are never followed (a 3xx could point anywhere, including inside), and at most 1 KiB of the
 // response is read.
 import { lookup as dnsLookup } from "node:dns/promises";
-import http, { type ClientRequest, type IncomingMessage } from "node:http";
-import https from "node:https";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
-import { fetchRequest, headersExcept, SNIPPET_BYTES, type ResponseHead } from "./fetch-send.ts";
-import { SocketPool, socketRequest } from "./socket-send.ts";
+import { SocketPool, socketRequest } from "./http1/client.ts";
+import type { ResponseHead } from "./http1/response.ts";
+
+export { SocketPool };
 
 type IP = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -124,43 +121,8 @@ export async function resolveTarget(url: string, policy: TargetPolicy, resolve: 
   return toTarget(addresses[0]!.address);
 }
 
-// One keep-alive agent per listener, so fan-out reuses connections and one listener's sockets are bounded.
-// maxSockets should be at least the per-listener concurrency cap: requests queued inside the agent wait on
-// the watchdog's clock. Evicted agents are dropped, not destroyed, because they may have requests in flight;
-// their idle sockets close after idleMs.
-export class AgentPool {
-  private readonly agents = new Map<string, http.Agent>();
-  /** The keep-alive connections of the plain-HTTP path (socket-send.ts). */
-  readonly sockets: SocketPool;
-
-  constructor(private readonly options: { maxSockets?: number; maxAgents?: number; idleMs?: number } = {}) {
-    this.sockets = new SocketPool(options.maxSockets ?? 16);
-  }
-
-  get(key: string, secure: boolean, insecureTls: boolean): http.Agent {
-    const id = `${secure ? "https" : "http"}${insecureTls ? "+insecure" : ""}:${key}`;
-    const existing = this.agents.get(id);
-    if (existing) {
-      this.agents.delete(id);
-      this.agents.set(id, existing);
-      return existing;
-    }
-    const options = { keepAlive: true, maxSockets: this.options.maxSockets ?? 16, timeout: this.options.idleMs ?? 30_000 };
-    const agent = secure ? new https.Agent({ ...options, rejectUnauthorized: !insecureTls }) : new http.Agent(options);
-    this.agents.set(id, agent);
-    if (this.agents.size > (this.options.maxAgents ?? 1000)) this.agents.delete(this.agents.keys().next().value!);
-    return agent;
-  }
-
-  // For shutdown, after sends in flight have finished.
-  destroy(): void {
-    for (const agent of this.agents.values()) agent.destroy();
-    this.agents.clear();
-    this.sockets.close();
-  }
-}
-
-const sharedAgents = new AgentPool();
+// Connections to listeners, kept alive per listener (http1/client.ts), for callers that bring no pool of their own.
+const sharedPool = new SocketPool();
 
 export type SendRequest = {
   url: string;
@@ -168,11 +130,14 @@ export type SendRequest = {
   headers: Record<string, string>;
   timeoutMs: number;
   policy: TargetPolicy;
-  agentKey?: string;
+  /** Connections are kept and reused per key: a listener's own. */
+  poolKey?: string;
   method?: "POST" | "GET";
   // Only for tests against self-signed receivers; production verifies certificates.
   insecureTls?: boolean;
-  agents?: AgentPool;
+  // Only for tests: a CA trusted besides the system's, so a certificate can pass its chain and fail its name.
+  ca?: string;
+  pool?: SocketPool;
   resolve?: Resolver;
 };
 
@@ -198,64 +163,8 @@ function describeError(e: unknown): string {
   return (/CERT|TLS|SSL|SELF_SIGNED/.test(code) ? `tls: ${text}` : text).slice(0, 200);
 }
 
-// Node's lookup contract: callback(err, address, family), or an array of them when options.all is set.
-function pinnedLookup(address: string, family: 4 | 6) {
-  return (_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
-  };
-}
-
-function readResponse(res: IncomingMessage, onDone: (r: ResponseHead) => void, onError: (e: unknown) => void): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let done = false;
-  const finish = () => {
-    if (done) return;
-    done = true;
-    const bodySnippet = Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString("utf8");
-    const retryAfter = res.headers["retry-after"] ?? null;
-    onDone({ status: res.statusCode ?? 0, retryAfter, bodySnippet });
-  };
-  res.on("data", (chunk: Buffer) => {
-    if (done) return;
-    chunks.push(chunk);
-    size += chunk.length;
-    // Draining a huge or endless body would hold a concurrency slot; losing the keep-alive socket is cheaper.
-    if (size > SNIPPET_BYTES) {
-      finish();
-      res.destroy();
-    }
-  });
-  res.on("end", finish);
-  res.on("error", onError);
-  // After a complete response the close is the normal end: no error to build (a stack trace per delivery).
-  res.on("close", () => {
-    if (!done) onError(new Error("connection closed before the response ended"));
-  });
-}
-
-function openRequest(req: SendRequest, target: { address: string; family: 4 | 6 }, onDone: (r: ResponseHead) => void, onError: (e: unknown) => void): ClientRequest {
-  const secure = new URL(req.url).protocol === "https:";
-  const method = req.method ?? "POST";
-  const headers = headersExcept(req.headers, ["content-length"]);
-  if (method === "POST") headers["content-length"] = String(Buffer.byteLength(req.body));
-  const options: https.RequestOptions = {
-    method,
-    headers,
-    agent: (req.agents ?? sharedAgents).get(req.agentKey ?? "", secure, req.insecureTls === true),
-    lookup: pinnedLookup(target.address, target.family) as unknown as https.RequestOptions["lookup"],
-    rejectUnauthorized: !req.insecureTls,
-  };
-  const request = (secure ? https : http).request(req.url, options, (res) => readResponse(res, onDone, onError));
-  request.on("error", onError);
-  request.end(method === "POST" ? req.body : undefined);
-  return request;
-}
-
-// Never rejects. Bun's fetch has cases where AbortSignal.timeout does not fire during DNS or connect, and
-// socket timeouts only cover idle sockets, so a plain timer bounds the whole attempt: lookup, connect, TLS,
-// headers and body.
+// Never rejects. A plain timer bounds the whole attempt (lookup, connect, TLS, headers and body): a resolver or
+// a server can stall in any phase, and socket timeouts only see idle sockets.
 export function send(req: SendRequest): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -281,9 +190,7 @@ export function send(req: SendRequest): Promise<SendResult> {
         try {
           const onDone = (response: ResponseHead) => settle({ ...response, durationMs: elapsed() });
           const onError = (e: unknown) => fail(describeError(e));
-          inFlight = req.url.startsWith("http:") ? socketRequest(req, target, (req.agents ?? sharedAgents).sockets, onDone, onError)
-            : target.literal ? fetchRequest(req, target, onDone, onError)
-            : openRequest(req, target, onDone, onError);
+          inFlight = socketRequest(req, target, req.pool ?? sharedPool, onDone, onError);
         } catch (e) {
           // request() throws synchronously on a malformed header or URL; unhandled, it would look like a timeout.
           fail(describeError(e));

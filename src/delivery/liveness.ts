@@ -33,7 +33,7 @@ export type ProberDeps = {
   /** Probes in flight at most, across listeners. */
   concurrency: number;
   userAgent: string;
-  request: Pick<SendRequest, "policy" | "agents" | "resolve" | "insecureTls">;
+  request: Pick<SendRequest, "policy" | "pool" | "resolve" | "insecureTls">;
   log: (level: LogLevel, msg: string, fields?: Fields) => void;
   /** A probe failed in a way the worker cannot recover from (the store). */
   fail: (error: unknown) => void;
@@ -90,7 +90,7 @@ export class Prober {
       body: "",
       headers: { "user-agent": this.deps.userAgent },
       timeoutMs: PROBE_TIMEOUT_MS,
-      agentKey: `liveness:${target.seq}`,
+      poolKey: `liveness:${target.seq}`,
     });
     if (this.stopped) return;
     const ok = result.status !== null && result.status >= 200 && result.status < 300;

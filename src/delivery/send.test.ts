@@ -85,7 +85,7 @@ describe("attempt", () => {
 
   test("posts the payload to the notify URL with the policy and timeout, on the listener's own agent", async () => {
     const { sent } = await run({ status: 200, durationMs: 1, retryAfter: null, bodySnippet: "" }, 0);
-    expect(sent[0]).toMatchObject({ url: "http://127.0.0.1:9/notify", policy, timeoutMs: 500, agentKey: "notify:3" });
+    expect(sent[0]).toMatchObject({ url: "http://127.0.0.1:9/notify", policy, timeoutMs: 500, poolKey: "notify:3" });
     expect(sent[0]!.body).toBe(payloadOf(delivery().message));
   });
 

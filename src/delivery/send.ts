@@ -52,8 +52,8 @@ export type AttemptDeps = {
   version: string;
   scheduleMs: number[];
   random?: () => number;
-  /** Everything of a SendRequest that is the same for every attempt (policy, timeout, agents). */
-  request: Pick<SendRequest, "policy" | "timeoutMs" | "agents" | "resolve" | "insecureTls">;
+  /** Everything of a SendRequest that is the same for every attempt (policy, timeout, pool). */
+  request: Pick<SendRequest, "policy" | "timeoutMs" | "pool" | "resolve" | "insecureTls">;
 };
 
 export type AttemptResult = { attempt: number; record: AttemptRecord; next: Settlement };
@@ -67,7 +67,7 @@ export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps): Pro
     url: delivery.listener.notifyUrl,
     body,
     headers: headersOf(delivery, body, attemptedAt, deps.version),
-    agentKey: `notify:${delivery.listener.seq}`,
+    poolKey: `notify:${delivery.listener.seq}`,
   });
   const { outcome, record } = judge(result, attemptedAt);
   const number = delivery.attempt + 1;

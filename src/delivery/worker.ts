@@ -4,7 +4,7 @@
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "../store/sqlite/db.ts";
 import { deliveryStore } from "../store/sqlite/deliveries.ts";
-import { AgentPool, makeTargetPolicy, send } from "./egress.ts";
+import { SocketPool, makeTargetPolicy, send } from "./egress.ts";
 import { DeliveryLoop } from "./loop.ts";
 import { Prober } from "./liveness.ts";
 import { systemClock } from "../lib/clock.ts";
@@ -16,7 +16,7 @@ declare var self: Worker;
 const PROBE_CONCURRENCY = 64;
 let sqlite: Database | undefined;
 let loop: DeliveryLoop | undefined;
-let agents: AgentPool | undefined;
+let pool: SocketPool | undefined;
 let failed = false;
 
 const post = (message: FromWorker) => self.postMessage(message);
@@ -40,8 +40,8 @@ async function start(m: StartMessage): Promise<void> {
   const { config } = m;
   sqlite = openDatabase(m.dbPath, config.durability);
   const store = deliveryStore(sqlite);
-  agents = new AgentPool({ maxSockets: config.listenerConcurrency });
-  const request = { policy: makeTargetPolicy(config.allowTargets), agents };
+  pool = new SocketPool(config.listenerConcurrency);
+  const request = { policy: makeTargetPolicy(config.allowTargets), pool };
   const now = systemClock.now;
   for (const owner of m.releaseOwners) {
     const released = await store.releaseOwner(owner, now());
@@ -70,7 +70,7 @@ async function stop(drainMs: number): Promise<void> {
   const inFlight = loop?.active ?? 0;
   await loop?.stop(drainMs);
   if (inFlight > 0) log("info", "delivery worker drained", { in_flight_at_stop: inFlight, abandoned: loop?.active ?? 0 });
-  agents?.destroy();
+  pool?.destroy();
   sqlite?.close();
   sqlite = undefined;
   post({ type: "stopped" });

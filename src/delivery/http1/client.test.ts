@@ -2,24 +2,27 @@
 // writes: the framings, splits and early closes a real server can produce, and that a Bun.serve would hide.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Socket } from "bun";
-import { AgentPool, makeTargetPolicy, send, type SendResult } from "./egress";
+import { SocketPool, makeTargetPolicy, send, type Resolver, type SendResult } from "../egress";
+import { TLS_CERT, TLS_KEY } from "../testing/certificate";
 
 type Peer = { socket: Socket<Peer>; input: string; requests: number };
 /** Called with each complete request (head and body as text); answers by writing to the socket. */
 type Answer = (socket: Socket<Peer>, request: { head: string; body: string }, index: number, peer: Peer) => void;
-type RawReceiver = { port: number; requests: { head: string; body: string }[]; connections: () => number };
+type RawReceiver = { port: number; requests: { head: string; body: string }[]; connections: () => number; bytes: () => number };
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   while (cleanups.length) cleanups.pop()!();
 });
 
-function rawReceiver(answer: Answer): RawReceiver {
+function rawReceiver(answer: Answer, tls?: { cert: string; key: string }): RawReceiver {
   const requests: { head: string; body: string }[] = [];
   let connections = 0;
+  let bytes = 0;
   const listener = Bun.listen<Peer>({
     hostname: "127.0.0.1",
     port: 0,
+    ...(tls ? { tls } : {}),
     socket: {
       open(socket) {
         connections++;
@@ -27,6 +30,7 @@ function rawReceiver(answer: Answer): RawReceiver {
       },
       data(socket, chunk) {
         const peer = socket.data;
+        bytes += chunk.length;
         peer.input += chunk.toString("latin1");
         for (;;) {
           const end = peer.input.indexOf("\r\n\r\n");
@@ -43,13 +47,13 @@ function rawReceiver(answer: Answer): RawReceiver {
     },
   });
   cleanups.push(() => listener.stop(true));
-  return { port: listener.port, requests, connections: () => connections };
+  return { port: listener.port, requests, connections: () => connections, bytes: () => bytes };
 }
 
 const base = { body: '{"a":1}', headers: { "content-type": "application/json" }, timeoutMs: 2_000, policy: makeTargetPolicy(["127.0.0.1/32"]) };
 
-function agents(): AgentPool {
-  const pool = new AgentPool();
+function newPool(): SocketPool {
+  const pool = new SocketPool();
   cleanups.push(() => pool.destroy());
   return pool;
 }
@@ -59,13 +63,13 @@ function status(result: SendResult) {
   return result;
 }
 
-const post = (port: number, pool: AgentPool, extra: Partial<Parameters<typeof send>[0]> = {}) =>
-  send({ ...base, url: `http://127.0.0.1:${port}/hook?q=1`, agents: pool, agentKey: "l1", ...extra });
+const post = (port: number, pool: SocketPool, extra: Partial<Parameters<typeof send>[0]> = {}) =>
+  send({ ...base, url: `http://127.0.0.1:${port}/hook?q=1`, pool, poolKey: "l1", ...extra });
 
-describe("send over plain HTTP (socket-send)", () => {
+describe("send over plain HTTP (http1 client)", () => {
   test("writes one HTTP/1.1 request with Host, Content-Length and the caller's headers", async () => {
     const r = rawReceiver((s) => s.write("HTTP/1.1 204 No Content\r\n\r\n"));
-    const result = status(await post(r.port, agents(), { body: '{"ü":1}' }));
+    const result = status(await post(r.port, newPool(), { body: '{"ü":1}' }));
     expect(result.status).toBe(204);
     const [request] = r.requests;
     expect(request!.head.split("\r\n")[0]).toBe("POST /hook?q=1 HTTP/1.1");
@@ -83,7 +87,7 @@ describe("send over plain HTTP (socket-send)", () => {
         await Bun.sleep(0);
       }
     });
-    const pool = agents();
+    const pool = newPool();
     for (let i = 0; i < 2; i++) {
       expect(status(await post(r.port, pool))).toMatchObject({ status: 500, retryAfter: "7", bodySnippet: "hello world" });
     }
@@ -92,7 +96,7 @@ describe("send over plain HTTP (socket-send)", () => {
 
   test("interim 1xx answers are skipped; Content-Length bodies are read to their length", async () => {
     const r = rawReceiver((s) => s.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 2\r\n\r\nok"));
-    const pool = agents();
+    const pool = newPool();
     expect(status(await post(r.port, pool))).toMatchObject({ status: 202, bodySnippet: "ok" });
     expect(status(await post(r.port, pool)).status).toBe(202);
     expect(r.connections()).toBe(1);
@@ -103,7 +107,7 @@ describe("send over plain HTTP (socket-send)", () => {
       s.write(i === 0 ? "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n" : "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n");
       s.end();
     });
-    const pool = agents();
+    const pool = newPool();
     for (let i = 0; i < 3; i++) expect(status(await post(r.port, pool)).status).toBe(200);
     expect(r.connections()).toBe(3);
   });
@@ -113,7 +117,7 @@ describe("send over plain HTTP (socket-send)", () => {
       s.write("HTTP/1.1 200 OK\r\n\r\nuntil ");
       setTimeout(() => s.end("the end"), 20);
     });
-    expect(status(await post(r.port, agents()))).toMatchObject({ status: 200, bodySnippet: "until the end" });
+    expect(status(await post(r.port, newPool()))).toMatchObject({ status: 200, bodySnippet: "until the end" });
   });
 
   test("a kept connection the server has closed is replaced, and the request still arrives", async () => {
@@ -122,7 +126,7 @@ describe("send over plain HTTP (socket-send)", () => {
       s.write("HTTP/1.1 204 No Content\r\n\r\n");
       setTimeout(() => s.end(), 5);
     });
-    const pool = agents();
+    const pool = newPool();
     expect(status(await post(r.port, pool)).status).toBe(204);
     await Bun.sleep(50);
     expect(status(await post(r.port, pool)).status).toBe(204);
@@ -136,7 +140,7 @@ describe("send over plain HTTP (socket-send)", () => {
       if (++peer.requests === 2) s.end();
       else s.write("HTTP/1.1 204 No Content\r\n\r\n");
     });
-    const pool = agents();
+    const pool = newPool();
     expect(status(await post(r.port, pool)).status).toBe(204);
     expect(status(await post(r.port, pool)).status).toBe(204);
     expect(r.requests).toHaveLength(3);
@@ -145,7 +149,7 @@ describe("send over plain HTTP (socket-send)", () => {
 
   test("a connection closed before any answer is an error, not a retry, when it was new", async () => {
     const r = rawReceiver((s) => s.end());
-    const result = await post(r.port, agents());
+    const result = await post(r.port, newPool());
     expect(result).toMatchObject({ status: null, error: "connection reset" });
     expect(r.requests).toHaveLength(1);
   });
@@ -156,7 +160,7 @@ describe("send over plain HTTP (socket-send)", () => {
       if (i === 0) s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
       else s.write("NOT HTTP\r\n\r\n");
     });
-    const pool = agents();
+    const pool = newPool();
     const first = status(await post(r.port, pool));
     expect(first.bodySnippet).toBe("x".repeat(1024));
     const second = await post(r.port, pool);
@@ -167,16 +171,48 @@ describe("send over plain HTTP (socket-send)", () => {
   test("a request larger than the socket buffer is written whole", async () => {
     const body = JSON.stringify({ data: "y".repeat(256 * 1024) });
     const r = rawReceiver((s) => s.write("HTTP/1.1 204 No Content\r\n\r\n"));
-    expect(status(await post(r.port, agents(), { body })).status).toBe(204);
+    expect(status(await post(r.port, newPool(), { body })).status).toBe(204);
     expect(r.requests[0]!.body).toBe(body);
   });
 
   test("concurrent requests of one listener each get a connection; all come back to the pool", async () => {
     const r = rawReceiver((s) => setTimeout(() => s.write("HTTP/1.1 204 No Content\r\n\r\n"), 10));
-    const pool = agents();
+    const pool = newPool();
     const results = await Promise.all(Array.from({ length: 5 }, () => post(r.port, pool)));
     expect(results.map((x) => x.status)).toEqual([204, 204, 204, 204, 204]);
     await Promise.all(Array.from({ length: 5 }, () => post(r.port, pool)));
     expect(r.connections()).toBe(5);
+  });
+});
+
+describe("send over HTTPS (http1 client)", () => {
+  const tls = { cert: TLS_CERT, key: TLS_KEY }; // a certificate for localhost and 127.0.0.1
+  const to = (name: string): Resolver => async () => (name ? [{ address: "127.0.0.1", family: 4 }] : []);
+  const answer: Answer = (s, req) => s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${req.head.length}\r\n\r\n${req.head}`);
+
+  test("a certificate that fails its check gets no byte of the request", async () => {
+    const r = rawReceiver(answer, tls);
+    const pool = newPool();
+    // Not trusted (self-signed), then trusted but for other names than the URL's.
+    const untrusted = await send({ ...base, url: `https://localhost:${r.port}/hook`, resolve: to("localhost"), pool });
+    expect(untrusted.status === null && untrusted.error).toStartWith("tls: ");
+    const wrongName = await send({ ...base, url: `https://hooks.example:${r.port}/hook`, resolve: to("hooks.example"), ca: TLS_CERT, pool });
+    expect(wrongName.status === null && wrongName.error).toStartWith("tls: ");
+    await Bun.sleep(50);
+    expect(r.requests).toHaveLength(0);
+    expect(r.bytes()).toBe(0);
+  });
+
+  test("a trusted certificate for the URL's name: the request goes to the checked address with the name as Host, kept alive", async () => {
+    const r = rawReceiver(answer, tls);
+    const pool = newPool();
+    for (let i = 0; i < 3; i++) {
+      const result = status(await send({ ...base, url: `https://localhost:${r.port}/hook`, resolve: to("localhost"), ca: TLS_CERT, pool, poolKey: "l1" }));
+      expect(result.bodySnippet).toContain(`host: localhost:${r.port}`);
+    }
+    // An IP literal is checked against the certificate's addresses.
+    expect(status(await send({ ...base, url: `https://127.0.0.1:${r.port}/hook`, ca: TLS_CERT, pool })).status).toBe(200);
+    expect(r.requests).toHaveLength(4);
+    expect(r.connections()).toBe(2);
   });
 });
