@@ -8,7 +8,7 @@ import { TLS_CERT, TLS_KEY } from "../testing/certificate";
 type Peer = { socket: Socket<Peer>; input: string; requests: number };
 /** Called with each complete request (head and body as text); answers by writing to the socket. */
 type Answer = (socket: Socket<Peer>, request: { head: string; body: string }, index: number, peer: Peer) => void;
-type RawReceiver = { port: number; requests: { head: string; body: string }[]; connections: () => number; bytes: () => number };
+type RawReceiver = { port: number; requests: { head: string; body: string }[]; connections: () => number; closed: () => number; bytes: () => number };
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -19,11 +19,15 @@ function rawReceiver(answer: Answer, tls?: { cert: string; key: string }): RawRe
   const requests: { head: string; body: string }[] = [];
   let connections = 0;
   let bytes = 0;
+  let closed = 0;
   const listener = Bun.listen<Peer>({
     hostname: "127.0.0.1",
     port: 0,
     ...(tls ? { tls } : {}),
     socket: {
+      close() {
+        closed++;
+      },
       open(socket) {
         connections++;
         socket.data = { socket, input: "", requests: 0 };
@@ -47,7 +51,15 @@ function rawReceiver(answer: Answer, tls?: { cert: string; key: string }): RawRe
     },
   });
   cleanups.push(() => listener.stop(true));
-  return { port: listener.port, requests, connections: () => connections, bytes: () => bytes };
+  return { port: listener.port, requests, connections: () => connections, closed: () => closed, bytes: () => bytes };
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 const base = { body: '{"a":1}', headers: { "content-type": "application/json" }, timeoutMs: 2_000, policy: makeTargetPolicy(["127.0.0.1/32"]) };
@@ -128,7 +140,7 @@ describe("send over plain HTTP (http1 client)", () => {
     });
     const pool = newPool();
     expect(status(await post(r.port, pool)).status).toBe(204);
-    await Bun.sleep(50);
+    await waitFor(() => r.closed() === 1);
     expect(status(await post(r.port, pool)).status).toBe(204);
     expect(r.requests).toHaveLength(2);
     expect(r.connections()).toBe(2);
@@ -198,7 +210,7 @@ describe("send over HTTPS (http1 client)", () => {
     expect(untrusted.status === null && untrusted.error).toStartWith("tls: ");
     const wrongName = await send({ ...base, url: `https://hooks.example:${r.port}/hook`, resolve: to("hooks.example"), ca: TLS_CERT, pool });
     expect(wrongName.status === null && wrongName.error).toStartWith("tls: ");
-    await Bun.sleep(50);
+    await waitFor(() => r.closed() === 2);
     expect(r.requests).toHaveLength(0);
     expect(r.bytes()).toBe(0);
   });
