@@ -104,6 +104,7 @@ export class SocketPool {
     const list = this.idle.get(conn.key);
     const i = list?.indexOf(conn) ?? -1;
     if (i >= 0) list!.splice(i, 1);
+    if (list?.length === 0) this.idle.delete(conn.key); // keys follow DNS answers: empty ones must not pile up
   }
 
   private connect(key: string, address: string, port: number, tls: TlsTarget | null, exchange: Exchange): Conn {
