@@ -187,6 +187,15 @@ describe("send over plain HTTP (http1 client)", () => {
     expect(r.requests[0]!.body).toBe(body);
   });
 
+  test("destroying the pool closes every idle connection", async () => {
+    const r = rawReceiver((s) => setTimeout(() => s.write("HTTP/1.1 204 No Content\r\n\r\n"), 10));
+    const pool = new SocketPool();
+    await Promise.all(Array.from({ length: 4 }, () => post(r.port, pool)));
+    expect(r.connections()).toBe(4);
+    pool.destroy();
+    await waitFor(() => r.closed() === 4);
+  });
+
   test("concurrent requests of one listener each get a connection; all come back to the pool", async () => {
     const r = rawReceiver((s) => setTimeout(() => s.write("HTTP/1.1 204 No Content\r\n\r\n"), 10));
     const pool = newPool();

@@ -79,7 +79,8 @@ export class SocketPool {
 
   /** Closes every idle connection (shutdown). Connections in use close when their exchange ends. */
   destroy(): void {
-    for (const list of this.idle.values()) for (const conn of list) destroy(conn);
+    // destroy() takes each connection out of its list: iterate over copies.
+    for (const list of [...this.idle.values()]) for (const conn of [...list]) destroy(conn);
     this.idle.clear();
   }
 
@@ -132,6 +133,7 @@ const handlers: SocketHandler<Conn> = {
   },
   handshake(socket, success, authorizationError) {
     const conn = socket.data;
+    conn.socket = socket;
     if (conn.destroyed || !conn.exchange) return;
     if (!conn.tls!.insecure && (!success || authorizationError)) {
       const reason = authorizationError ?? new Error("certificate not trusted");
