@@ -3,7 +3,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import http from "node:http";
 import net from "node:net";
 import { TLS_CERT, TLS_KEY } from "./testing/certificate";
-import { SocketPool, isAllowedAddress, makeTargetPolicy, resolveTarget, send, type Resolver, type SendResult } from "./egress";
+import { SocketPool } from "./http1/client";
+import { isAllowedAddress, makeTargetPolicy, resolveTarget, send, type Resolver, type SendResult } from "./egress";
 
 
 type Seen = { method: string; path: string; host: string; headers: http.IncomingHttpHeaders; body: string };
@@ -109,18 +110,18 @@ describe("resolveTarget", () => {
   });
 
   test("checks literal addresses, in every spelling the URL parser accepts", async () => {
-    expect(await resolveTarget("http://127.0.0.1:8080/x", loopback)).toEqual({ ok: true, address: "127.0.0.1", family: 4, literal: true });
+    expect(await resolveTarget("http://127.0.0.1:8080/x", loopback)).toEqual({ ok: true, address: "127.0.0.1" });
     expect(await resolveTarget("http://127.0.0.2/", loopback)).toEqual({ ok: false, reason: "127.0.0.2 is not a public address" });
     expect(await resolveTarget("http://2130706433/", makeTargetPolicy([]))).toMatchObject({ ok: false });
     expect(await resolveTarget("http://[::1]/", makeTargetPolicy([]))).toMatchObject({ ok: false });
-    expect(await resolveTarget("https://[2606:4700::1111]/", makeTargetPolicy([]))).toEqual({ ok: true, address: "2606:4700::1111", family: 6, literal: true });
+    expect(await resolveTarget("https://[2606:4700::1111]/", makeTargetPolicy([]))).toEqual({ ok: true, address: "2606:4700::1111" });
   });
 
   test("refuses a host if any resolved address is refused", async () => {
     const mixed = await resolveTarget("https://hooks.example/", makeTargetPolicy([]), stubResolver(["8.8.8.8", "10.0.0.1"]));
     expect(mixed).toEqual({ ok: false, reason: "hooks.example resolves to 10.0.0.1, which is not a public address" });
     const v6 = await resolveTarget("https://hooks.example/", makeTargetPolicy([]), stubResolver(["2606:4700::1111"]));
-    expect(v6).toEqual({ ok: true, address: "2606:4700::1111", family: 6 });
+    expect(v6).toEqual({ ok: true, address: "2606:4700::1111" });
   });
 
   test("a literal address is decided once per policy; a name is resolved again on every send", async () => {

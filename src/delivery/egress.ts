@@ -14,8 +14,6 @@ import ipaddr from "ipaddr.js";
 import { SocketPool, socketRequest } from "./http1/client.ts";
 import type { ResponseHead } from "./http1/response.ts";
 
-export { SocketPool };
-
 type IP = ipaddr.IPv4 | ipaddr.IPv6;
 
 export type TargetPolicy = { allow: Array<[IP, number]> };
@@ -23,8 +21,7 @@ export type TargetPolicy = { allow: Array<[IP, number]> };
 export type ResolvedAddress = { address: string; family: number };
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
-/** `literal`: the URL's host was the address itself, so there is no name whose lookup must be pinned. */
-export type Target = { ok: true; address: string; family: 4 | 6; literal?: true } | { ok: false; reason: string };
+export type Target = { ok: true; address: string } | { ok: false; reason: string };
 
 // Only 2000::/3 is allocated as global unicast; ipaddr.js calls every unlisted IPv6 block "unicast",
 // including the deprecated IPv4-compatible ::a.b.c.d, which some stacks still route to IPv4.
@@ -83,7 +80,7 @@ function parseTargetUrl(url: string): { host: string } | { reason: string } {
 
 function toTarget(address: string): Extract<Target, { ok: true }> {
   const ip = parseAddress(address)!;
-  return { ok: true, address: ip.toString(), family: ip.kind() === "ipv4" ? 4 : 6 };
+  return { ok: true, address: ip.toString() };
 }
 
 /**
@@ -103,7 +100,7 @@ export async function resolveTarget(url: string, policy: TargetPolicy, resolve: 
   if ("reason" in parsed) return { ok: false, reason: parsed.reason };
   const { host } = parsed;
   if (isIP(host)) {
-    const decision: Target = isAllowedAddress(host, policy) ? { ...toTarget(host), literal: true } : { ok: false, reason: `${host} is not a public address` };
+    const decision: Target = isAllowedAddress(host, policy) ? toTarget(host) : { ok: false, reason: `${host} is not a public address` };
     const memo = literalDecisions.get(policy) ?? new Map<string, Target>();
     if (memo.size >= MAX_REMEMBERED) memo.clear();
     literalDecisions.set(policy, memo.set(url, decision));
@@ -192,7 +189,7 @@ export function send(req: SendRequest): Promise<SendResult> {
           const onError = (e: unknown) => fail(describeError(e));
           inFlight = socketRequest(req, target, req.pool ?? sharedPool, onDone, onError);
         } catch (e) {
-          // request() throws synchronously on a malformed header or URL; unhandled, it would look like a timeout.
+          // encode() throws on a header that could split the message; unhandled, it would look like a timeout.
           fail(describeError(e));
         }
       },

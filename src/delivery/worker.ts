@@ -4,7 +4,8 @@
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "../store/sqlite/db.ts";
 import { deliveryStore } from "../store/sqlite/deliveries.ts";
-import { SocketPool, makeTargetPolicy, send } from "./egress.ts";
+import { makeTargetPolicy, send } from "./egress.ts";
+import { SocketPool } from "./http1/client.ts";
 import { DeliveryLoop } from "./loop.ts";
 import { Prober } from "./liveness.ts";
 import { systemClock } from "../lib/clock.ts";

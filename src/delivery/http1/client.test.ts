@@ -2,7 +2,8 @@
 // writes: the framings, splits and early closes a real server can produce, and that a Bun.serve would hide.
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Socket } from "bun";
-import { SocketPool, makeTargetPolicy, send, type Resolver, type SendResult } from "../egress";
+import { makeTargetPolicy, send, type Resolver, type SendResult } from "../egress";
+import { SocketPool } from "./client";
 import { TLS_CERT, TLS_KEY } from "../testing/certificate";
 
 type Peer = { socket: Socket<Peer>; input: string; requests: number };

@@ -1,9 +1,9 @@
 /**
  * The HTTP client of every delivery and liveness request: HTTP/1.1 written, and its answer read, on a
- * Bun.connect socket on the worker's own event loop, over TCP or TLS. Bun's fetch hands each request to its HTTP client thread and back:
- * 32-34 µs of CPU per 1 KiB POST to a local receiver, against 11-13 µs here (16 keep-alive connections,
- * alternating runs), and that thread competed for the two cores with the API and publish threads; node:http
- * costs three times fetch. No library fills this in Bun (undici is its fetch), so this file is the smallest
+ * Bun.connect socket on the worker's own event loop, over TCP or TLS. Bun's fetch hands each request to its
+ * HTTP client thread and back: 32-34 µs of CPU per 1 KiB POST to a local receiver, against 11-13 µs here (16
+ * keep-alive connections, alternating runs), and that thread competed for the two cores with the API and
+ * publish threads; node:https costs 47-59 µs against 20-21 µs here over TLS. No library fills this in Bun (undici is its fetch), so this file is the smallest
  * client the delivery contract needs:
  * - the socket goes to the checked address only (the SSRF pin); the Host header keeps the URL's name and port;
  *   over TLS the certificate must be valid for the URL's name (or literal address), checked in the handshake
@@ -19,7 +19,7 @@
  */
 import type { Socket, SocketHandler } from "bun";
 import type { SendRequest, Target } from "../egress.ts";
-import { ResponseReader, type ResponseHead } from "./response.ts";
+import { ResponseReader, type Answer, type ResponseHead } from "./response.ts";
 import { encode, originOf } from "./request.ts";
 
 const IDLE_SECONDS = 4;
@@ -29,7 +29,8 @@ type Exchange = {
   onError: (e: unknown) => void;
   request: Buffer;
   reader: ResponseReader;
-  /** Retry once on a new connection if this one closes before answering (it was reused, maybe stale). */
+  /** Retry once on a new connection if this one closes before answering (it was reused, maybe stale); its
+   * reader is still empty then, so the new connection reads with it. */
   retry: (() => void) | null;
   gotBytes: boolean;
   ended: boolean;
@@ -59,7 +60,6 @@ export class SocketPool {
     let conn: Conn | undefined;
     const exchange: Exchange = { onDone, onError, request, reader: new ResponseReader(), retry: null, gotBytes: false, ended: false };
     const fresh = () => {
-      exchange.reader = new ResponseReader();
       conn = this.connect(key, address, port, tls, exchange);
     };
     const reused = this.take(key);
@@ -152,7 +152,7 @@ const handlers: SocketHandler<Conn> = {
     exchange.gotBytes = true;
     try {
       const answer = exchange.reader.push(chunk);
-      if (answer) finish(conn, answer, answer.reusable);
+      if (answer) finish(conn, answer);
     } catch (e) {
       fail(conn, e);
     }
@@ -178,7 +178,7 @@ const handlers: SocketHandler<Conn> = {
 function closed(conn: Conn, error: Error | null): void {
   const exchange = conn.exchange;
   const answer = exchange && !error ? exchange.reader.closed() : null;
-  if (answer) return finish(conn, answer, false);
+  if (answer) return finish(conn, answer);
   if (exchange && !exchange.gotBytes && exchange.retry && !exchange.ended) {
     const retry = exchange.retry;
     exchange.retry = null;
@@ -208,14 +208,14 @@ function destroy(conn: Conn): void {
 }
 
 /** Answers the exchange; the connection goes back to the pool only after a complete, reusable answer. */
-function finish(conn: Conn, head: ResponseHead, reusable: boolean): void {
+function finish(conn: Conn, answer: Answer): void {
   const exchange = conn.exchange!;
   conn.exchange = null;
-  if (reusable && conn.pending === null && !exchange.ended) conn.pool.release(conn);
+  if (answer.reusable && conn.pending === null && !exchange.ended) conn.pool.release(conn);
   else destroy(conn);
   if (exchange.ended) return;
   exchange.ended = true;
-  exchange.onDone({ status: head.status, retryAfter: head.retryAfter, bodySnippet: head.bodySnippet });
+  exchange.onDone({ status: answer.status, retryAfter: answer.retryAfter, bodySnippet: answer.bodySnippet });
 }
 
 /** One request to the checked address, on the pool's connection for this listener (poolKey) and address. */
