@@ -4,7 +4,7 @@
 // Claimed rows are held in memory until settled, never more than the global cap in all. Each listener holds
 // up to four times its cap (READY_PER_CAP): the rows past the requests in flight wait in the listener's ready
 // list, and one is sent the moment one of its requests ends, without waiting for a step. The step (which waits
-// for the write lock the publish thread also takes, 1.2-1.7 ms under load) only has to top the list up. Before,
+// for the write lock the API thread's publishes also take, 1.2-1.7 ms under load) only has to top the list up. Before,
 // a freed slot stayed empty until the next step's claim committed (one listener at 3,400 publishes/s: p99 delay
 // 25-67 ms then, 12-42 ms with a list of once the cap, three alternating pairs).
 // A ready row is sent within READY_PER_CAP delivery timeouts of its claim (each round of requests before it

@@ -1,6 +1,6 @@
 /**
  * The WAL stays bounded: no connection checkpoints inside its commits (a checkpoint would stall requests), so
- * the publish thread's timer must fold the WAL back once it grows past its threshold (4 MiB), and cut it.
+ * the API thread's checkpoint timer must fold the WAL back once it grows past its threshold (4 MiB), and cut it.
  */
 import { afterAll, expect, test } from "bun:test";
 import { statSync } from "node:fs";
@@ -20,7 +20,7 @@ const walBytes = (fanout: Fanout) => {
   }
 };
 
-test("publishing well past the checkpoint threshold leaves a WAL the publish thread has folded back and cut to nothing", async () => {
+test("publishing well past the checkpoint threshold leaves a WAL the checkpoint timer has folded back and cut to nothing", async () => {
   const receiver = await Receiver.start();
   cleanups.push(() => receiver.close());
   const fanout = await startFanout({ env: { FANOUT_ALLOW_TARGETS: "127.0.0.1/32" } });

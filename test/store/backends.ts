@@ -19,11 +19,4 @@ export const BACKENDS: Backend[] = [
       return openSqliteStore(freshFile(), { durability: "normal" });
     },
   },
-  {
-    // As `fanout serve` runs it: publishes on a thread of their own, everything else on the caller's connection.
-    name: "sqlite with a publish thread",
-    async open() {
-      return openSqliteStore(freshFile(), { durability: "normal", publishThread: {} });
-    },
-  },
 ];

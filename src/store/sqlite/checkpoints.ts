@@ -1,9 +1,10 @@
 /**
- * Keeps the WAL bounded from one connection, on a timer. The API thread's connection does not checkpoint (db.ts):
- * a checkpoint's copy and fsync would stall requests. The publish thread runs this (publish-thread/thread.ts),
- * not the delivery worker: a checkpoint blocks the thread it runs on for as long as it copies (2-30 ms, measured),
- * and on the worker that stall landed in the publish-to-received delay (p99 18-34 ms with it there, 16-18 ms
- * here, one listener at 2,600 publishes/s, alternating runs). It checkpoints in two steps:
+ * Keeps the WAL bounded from one connection, on a timer: the API thread's (store/sqlite/index.ts), which also
+ * commits the publishes. No connection checkpoints inside its commits (db.ts), the delivery worker's excepted
+ * (SQLite's 1,000-page threshold, which it can reach first under ingest; README, Performance). A checkpoint blocks the thread it runs on for
+ * as long as it copies (2-30 ms, measured); on the delivery worker that stall landed in the publish-to-received
+ * delay (p99 18-34 ms with it there, 16-18 ms off it, one listener at 2,600 publishes/s, alternating runs).
+ * It checkpoints in two steps:
  * - PASSIVE copies the WAL into the database file without the write lock, so writers go on committing.
  *   Alone it is not enough: under constant ingest it never catches up, so the WAL never restarts and grows
  *   without bound (470 MB in 8 s, measured).
@@ -37,10 +38,10 @@ function walBytes(dbPath: string): number {
 }
 
 /**
- * Starts the timer; returns its stop. `fail` gets an error a checkpoint cannot run past (the WAL would grow
- * without bound): the caller ends its thread, and whoever supervises it starts a new one.
+ * Starts the timer; returns its stop. `report` gets a checkpoint that failed (a full disk, an I/O error); the
+ * timer goes on, so the next round tries again once the cause is gone.
  */
-export function startCheckpoints(sqlite: Database, dbPath: string, fail: (error: unknown) => void): () => void {
+export function startCheckpoints(sqlite: Database, dbPath: string, report: (error: unknown) => void): () => void {
   let lastCheckpoint = 0;
   let lastWasPartial = false;
   const timer = setInterval(() => {
@@ -53,12 +54,19 @@ export function startCheckpoints(sqlite: Database, dbPath: string, fail: (error:
     try {
       sqlite.run("PRAGMA wal_checkpoint(PASSIVE)");
       sqlite.run(`PRAGMA busy_timeout = ${CHECKPOINT_WAIT_MS}`);
-      lastWasPartial = sqlite.query<{ busy: number }, []>("PRAGMA wal_checkpoint(TRUNCATE)").get()?.busy === 1;
-      sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      try {
+        lastWasPartial = sqlite.query<{ busy: number }, []>("PRAGMA wal_checkpoint(TRUNCATE)").get()?.busy === 1;
+      } finally {
+        sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      }
     } catch (e) {
-      clearInterval(timer);
-      fail(e);
+      // A throw here would end the process from a timer. Only the clock starts the next try, so a lasting
+      // failure is reported twice a second, not at every check.
+      lastWasPartial = true;
+      report(e);
     }
   }, WAL_CHECK_EVERY_MS);
+  // A CLI command's store must not stay alive for this timer; the server is kept alive by its listener.
+  timer.unref();
   return () => clearInterval(timer);
 }

@@ -27,9 +27,9 @@ export function resolveLocation(db: string): DbLocation {
 }
 
 /**
- * `checkpoints: "elsewhere"` turns off this connection's automatic checkpoints: a checkpoint runs inside a commit
- * (with an fsync) on the committing thread, about 15 % of a publish on the API thread. The server's API
- * connection uses it, and the publish thread's connection checkpoints instead, on a timer (checkpoints.ts).
+ * `checkpoints: "elsewhere"` turns off this connection's automatic checkpoints, which run inside whichever commit
+ * crosses the threshold (copy and fsync, about 15 % of a publish) and, being PASSIVE, let the WAL grow without
+ * bound under constant ingest. The store's connection uses it and checkpoints on a timer instead (checkpoints.ts).
  */
 export function openDatabase(path: string, durability: Durability, temporary = false, checkpoints: "auto" | "elsewhere" = "auto"): Database {
   mkdirSync(dirname(path), { recursive: true });

@@ -136,7 +136,7 @@ function transactions(sqlite: Database, s: Statements) {
   let claims = 0;
   return {
     // The details are read inside the transaction. Read after the commit (shorter lock) they cost one more read
-    // transaction, which finds this connection's page cache dropped whenever the publish thread committed in
+    // transaction, which finds this connection's page cache dropped whenever a publish batch committed in
     // between; one-listener fan-out showed no gain either way (three probe triples, 6.6-9.0k deliveries/s).
     completeAndLease: immediate((items: Completion[], ids: number[], leaseMs: number, owner: string, now: number) => {
       const settled = settleAll(s, items, now);

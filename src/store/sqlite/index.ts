@@ -9,37 +9,35 @@ import { eventStore } from "./events.ts";
 import { deliveryStore } from "./deliveries.ts";
 import type { Store } from "../index.ts";
 import { connect } from "./conn.ts";
-import { PublishThread, type PublishThreadOptions } from "./publish-thread/client.ts";
+import { startCheckpoints } from "./checkpoints.ts";
+import type { Logger } from "../../lib/log.ts";
 
 /**
- * `publishThread`: publishes run on a thread of their own (publish-thread/), beside the caller's thread. That
- * thread's connection then keeps the WAL bounded (checkpoints.ts), so this one checkpoints nothing (db.ts);
- * without it, this connection checkpoints inside its commits as SQLite does by default.
+ * This connection keeps the WAL bounded for every connection to the file, on a timer (checkpoints.ts), and so
+ * checkpoints nothing inside its commits (db.ts). `log` gets a checkpoint that failed (it is tried again).
  */
 export type SqliteOptions = {
   durability: Durability;
   migrate?: boolean;
-  publishThread?: Pick<PublishThreadOptions, "log" | "threadUrl">;
+  log?: Logger;
 };
 export type SqliteStore = Store & { path: string };
 
 /** Opens (and by default migrates) the database at `location`: a file path, or `:memory:` for a throwaway one. */
 export function openSqliteStore(location: string, options: SqliteOptions): SqliteStore {
   const where = resolveLocation(location);
-  const sqlite = openDatabase(where.path, options.durability, where.temporary, options.publishThread ? "elsewhere" : "auto");
+  const sqlite = openDatabase(where.path, options.durability, where.temporary, "elsewhere");
   if (options.migrate !== false) applyMigrations(sqlite);
   const conn = connect(sqlite);
-  const thread = options.publishThread
-    ? new PublishThread({ ...options.publishThread, path: where.path, durability: options.durability, temporary: where.temporary })
-    : null;
-  const messages = thread ? { ...messageStore(conn), publish: thread.publish.bind(thread) } : messageStore(conn);
+  const stopCheckpoints = startCheckpoints(sqlite, where.path, (error) =>
+    options.log?.error("checkpoint failed; the next one tries again", { error: String(error) }));
   return {
     path: where.path,
     orgs: orgStore(conn),
     apiKeys: apiKeyStore(conn),
     queues: queueStore(conn),
     listeners: listenerStore(conn),
-    messages,
+    messages: messageStore(conn),
     events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
     async backup(file) {
@@ -47,7 +45,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
       sqlite.run("VACUUM INTO ?", [file]);
     },
     async close() {
-      await thread?.close();
+      stopCheckpoints();
       sqlite.close();
       removeTemporary(where);
     },
