@@ -1,24 +1,48 @@
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+/**
+ * Random bytes are drawn from a pool refilled 4 KiB at a time: a getRandomValues call and a fresh array per id
+ * were most of an id's cost, and a publish makes two ids (its message and its usage event).
+ */
+const pool = new Uint8Array(4096);
+let poolAt = pool.length;
+
+function randomByte(): number {
+  if (poolAt === pool.length) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  return pool[poolAt++]!;
+}
+
 /** Uniform base62: bytes >= 248 are rejected so that `% 62` carries no bias. */
 export function randomBase62(length: number): string {
   let out = "";
   while (out.length < length) {
-    for (const b of crypto.getRandomValues(new Uint8Array(length * 2))) {
-      if (b < 248 && out.length < length) out += ALPHABET[b % 62];
-    }
+    const b = randomByte();
+    if (b < 248) out += ALPHABET[b % 62];
   }
   return out;
 }
 
+/** The last code made, by width: ids made in the same millisecond share their time digits. */
+const lastCode = new Map<number, { n: number; code: string }>();
+
 /** `n` in base62 with exactly `width` digits: same-width codes sort in ASCII order as their numbers do. */
 export function base62(n: number, width: number): string {
-  let out = "";
-  for (let i = 0; i < width; i++, n = Math.floor(n / 62)) out = ALPHABET[n % 62] + out;
-  return out;
+  const last = lastCode.get(width);
+  if (last?.n === n) return last.code;
+  let code = "";
+  for (let i = 0, m = n; i < width; i++, m = Math.floor(m / 62)) code = ALPHABET[m % 62] + code;
+  lastCode.set(width, { n, code });
+  return code;
 }
 
-export const fromBase62 = (text: string) => [...text].reduce((n, c) => n * 62 + ALPHABET.indexOf(c), 0);
+export function fromBase62(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) n = n * 62 + ALPHABET.indexOf(text[i]!);
+  return n;
+}
 
 export type IdKind = "org" | "key" | "queue" | "listener" | "message";
 const PREFIX: Record<IdKind, string> = { org: "org", key: "key", queue: "q", listener: "lst", message: "msg" };
