@@ -39,6 +39,7 @@ function fail(error: unknown): void {
 
 async function start(m: StartMessage): Promise<void> {
   const { config } = m;
+  // Checkpoints nothing (db.ts): the store's connection on the main thread keeps the WAL bounded.
   sqlite = openDatabase(m.dbPath, config.durability);
   const store = deliveryStore(sqlite);
   pool = new SocketPool(config.listenerConcurrency);

@@ -20,7 +20,7 @@ async function until(check: () => boolean, ms: number): Promise<void> {
 
 test("the timer folds the WAL back into the database and cuts it to nothing", async () => {
   const path = join(dir, "fold.db");
-  const db = openDatabase(path, "normal", false, "elsewhere");
+  const db = openDatabase(path, "normal");
   db.run("CREATE TABLE t (x TEXT)");
   for (let i = 0; i < 50; i++) db.run("INSERT INTO t VALUES (?)", ["x".repeat(4000)]);
   expect(walBytes(path)).toBeGreaterThan(100_000);
@@ -38,11 +38,11 @@ test("the timer folds the WAL back into the database and cuts it to nothing", as
 
 test("a checkpoint that fails is reported, and the timer goes on trying", async () => {
   const path = join(dir, "fail.db");
-  const db = openDatabase(path, "normal", false, "elsewhere");
+  const db = openDatabase(path, "normal");
   db.run("CREATE TABLE t (x TEXT)");
   db.run("INSERT INTO t VALUES ('x')");
   // Another connection keeps the WAL file when this one closes; every statement on this one then throws.
-  const keeper = openDatabase(path, "normal", false, "elsewhere");
+  const keeper = openDatabase(path, "normal");
   db.close();
   expect(walBytes(path)).toBeGreaterThan(0);
   const reported: unknown[] = [];

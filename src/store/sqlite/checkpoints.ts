@@ -1,9 +1,9 @@
 /**
  * Keeps the WAL bounded from one connection, on a timer: the API thread's (store/sqlite/index.ts), which also
- * commits the publishes. No connection checkpoints inside its commits (db.ts), the delivery worker's excepted
- * (SQLite's 1,000-page threshold, which it can reach first under ingest; README, Performance). A checkpoint blocks the thread it runs on for
- * as long as it copies (2-30 ms, measured); on the delivery worker that stall landed in the publish-to-received
- * delay (p99 18-34 ms with it there, 16-18 ms off it, one listener at 2,600 publishes/s, alternating runs).
+ * commits the publishes. No connection checkpoints inside its commits (db.ts), the delivery worker's included.
+ * A checkpoint blocks the thread it runs on for as long as it copies (2-30 ms, measured); on the delivery worker
+ * that stall landed in the publish-to-received delay (p99 18-34 ms with it there, 16-18 ms off it, one listener
+ * at 2,600 publishes/s, alternating runs).
  * It checkpoints in two steps:
  * - PASSIVE copies the WAL into the database file without the write lock, so writers go on committing.
  *   Alone it is not enough: under constant ingest it never catches up, so the WAL never restarts and grows

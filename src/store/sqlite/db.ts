@@ -27,19 +27,20 @@ export function resolveLocation(db: string): DbLocation {
 }
 
 /**
- * `checkpoints: "elsewhere"` turns off this connection's automatic checkpoints, which run inside whichever commit
- * crosses the threshold (copy and fsync, about 15 % of a publish) and, being PASSIVE, let the WAL grow without
- * bound under constant ingest. The store's connection uses it and checkpoints on a timer instead (checkpoints.ts).
+ * No connection checkpoints by itself: SQLite's automatic checkpoints run inside whichever commit crosses the
+ * threshold (copy and fsync, about 15 % of a publish; on the delivery worker every send waited meanwhile) and,
+ * being PASSIVE, let the WAL grow without bound under constant ingest. The store's connection checkpoints on a
+ * timer instead (checkpoints.ts), for every connection to the file.
  */
-export function openDatabase(path: string, durability: Durability, temporary = false, checkpoints: "auto" | "elsewhere" = "auto"): Database {
+export function openDatabase(path: string, durability: Durability, temporary = false): Database {
   mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { create: true, strict: true });
   db.run("PRAGMA journal_mode = WAL");
   db.run(`PRAGMA synchronous = ${temporary ? "OFF" : durability === "full" ? "FULL" : "NORMAL"}`);
   db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.run("PRAGMA foreign_keys = ON");
-  // Bounds the WAL: SQLite checkpoints after ~4 MB of frames, and truncates the file back after it.
-  db.run(`PRAGMA wal_autocheckpoint = ${checkpoints === "auto" ? 1000 : 0}`);
+  db.run("PRAGMA wal_autocheckpoint = 0");
+  // A WAL that a checkpoint could not cut (a long reader) is still cut back to this size once it restarts.
   db.run("PRAGMA journal_size_limit = 67108864");
   // Each unit of a group commit runs in a SAVEPOINT, and SQLite keeps the pages a unit changes in a sub-journal
   // that spills to a temporary file past 64 KiB: with 26 publishes per transaction that was a file opened,

@@ -26,7 +26,7 @@ export type SqliteStore = Store & { path: string };
 /** Opens (and by default migrates) the database at `location`: a file path, or `:memory:` for a throwaway one. */
 export function openSqliteStore(location: string, options: SqliteOptions): SqliteStore {
   const where = resolveLocation(location);
-  const sqlite = openDatabase(where.path, options.durability, where.temporary, "elsewhere");
+  const sqlite = openDatabase(where.path, options.durability, where.temporary);
   if (options.migrate !== false) applyMigrations(sqlite);
   const conn = connect(sqlite);
   const stopCheckpoints = startCheckpoints(sqlite, where.path, (error) =>
