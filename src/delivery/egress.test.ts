@@ -5,6 +5,7 @@ import net from "node:net";
 import { TLS_CERT, TLS_KEY } from "./testing/certificate";
 import { SocketPool } from "./http1/client";
 import { isAllowedAddress, makeTargetPolicy, resolveTarget, send, type Resolver, type SendResult } from "./egress";
+import { waitFor } from "../../test/e2e/harness.ts";
 
 
 type Seen = { method: string; path: string; host: string; headers: http.IncomingHttpHeaders; body: string };
@@ -48,13 +49,6 @@ const ok: Handler = (_req, res) => res.end("ok");
 const stubResolver = (addresses: string[]): Resolver => async () =>
   addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
 
-async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 function expectError(result: SendResult): string {
   if (result.status !== null) throw new Error(`expected an error, got status ${result.status}`);

@@ -5,6 +5,7 @@ import type { Socket } from "bun";
 import { makeTargetPolicy, send, type Resolver, type SendResult } from "../egress";
 import { SocketPool } from "./client";
 import { TLS_CERT, TLS_KEY } from "../testing/certificate";
+import { waitFor } from "../../../test/e2e/harness.ts";
 
 type Peer = { socket: Socket<Peer>; input: string; requests: number };
 /** Called with each complete request (head and body as text); answers by writing to the socket. */
@@ -55,13 +56,6 @@ function rawReceiver(answer: Answer, tls?: { cert: string; key: string }): RawRe
   return { port: listener.port, requests, connections: () => connections, closed: () => closed, bytes: () => bytes };
 }
 
-async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 const base = { body: '{"a":1}', headers: { "content-type": "application/json" }, timeoutMs: 2_000, policy: makeTargetPolicy(["127.0.0.1/32"]) };
 

@@ -1,22 +1,14 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
-import { startCheckpoints } from "./checkpoints.ts";
+import { startCheckpoints, walBytes } from "./checkpoints.ts";
+import { waitFor } from "../../../test/e2e/harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-checkpoints-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const walBytes = (path: string) => statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
-
-async function until(check: () => boolean, ms: number): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!check()) {
-    if (performance.now() > deadline) throw new Error(`not reached within ${ms} ms`);
-    await Bun.sleep(10);
-  }
-}
 
 test("the timer folds the WAL back into the database and cuts it to nothing", async () => {
   const path = join(dir, "fold.db");
@@ -28,7 +20,7 @@ test("the timer folds the WAL back into the database and cuts it to nothing", as
     throw e;
   });
   try {
-    await until(() => walBytes(path) === 0, 5000);
+    await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
     expect((db.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(50);
   } finally {
     stop();
@@ -48,7 +40,7 @@ test("a checkpoint that fails is reported, and the timer goes on trying", async 
   const reported: unknown[] = [];
   const stop = startCheckpoints(db, path, (e) => reported.push(e));
   try {
-    await until(() => reported.length >= 2, 5000);
+    await waitFor(() => reported.length >= 2, 5000, () => `${reported.length} failure(s) reported`);
     expect(reported[0]).toBeInstanceOf(Error);
   } finally {
     stop();

@@ -29,7 +29,7 @@ const WAL_CHECK_EVERY_MS = 50;
 const CHECKPOINT_AT_BYTES = 4 * 1024 * 1024;
 
 /** The WAL file's size; 0 when there is none yet. A stat is cheap beside a checkpoint. */
-function walBytes(dbPath: string): number {
+export function walBytes(dbPath: string): number {
   try {
     return statSync(`${dbPath}-wal`).size;
   } catch {
