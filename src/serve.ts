@@ -18,7 +18,7 @@ import { VERSION } from "./version.ts";
 
 export async function runServe(config: Config): Promise<number> {
   const log = consoleLogger();
-  const store = openSqliteStore(config.db, { durability: config.durability, log });
+  const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, store.path, config.db === ":memory:");
   const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION });

@@ -1,9 +1,10 @@
 /**
- * Keeps the WAL bounded from one connection, on a timer: the API thread's (store/sqlite/index.ts), which also
- * commits the publishes. No connection checkpoints inside its commits (db.ts), the delivery worker's included.
- * A checkpoint blocks the thread it runs on for as long as it copies (2-30 ms, measured); on the delivery worker
- * that stall landed in the publish-to-received delay (p99 18-34 ms with it there, 16-18 ms off it, one listener
- * at 2,600 publishes/s, alternating runs).
+ * Keeps the WAL bounded from one connection, on a timer: in the server, the checkpoint thread's (checkpointer.ts);
+ * for CLI commands and tests, the store's own (store/sqlite/index.ts). No connection checkpoints inside its
+ * commits (db.ts), the delivery worker's included. A checkpoint blocks the thread it runs on for as long as it
+ * copies (2-30 ms, measured): on the delivery worker that stall landed in the publish-to-received delay (p99
+ * 18-34 ms with it there, 16-18 ms off it, one listener at 2,600 publishes/s, alternating runs), and on the API
+ * thread in every request (checkpointer.ts).
  * It checkpoints in two steps:
  * - PASSIVE copies the WAL into the database file without the write lock, so writers go on committing.
  *   Alone it is not enough: under constant ingest it never catches up, so the WAL never restarts and grows
@@ -39,9 +40,11 @@ export function walBytes(dbPath: string): number {
 
 /**
  * Starts the timer; returns its stop. `report` gets a checkpoint that failed (a full disk, an I/O error); the
- * timer goes on, so the next round tries again once the cause is gone.
+ * timer goes on, so the next round tries again once the cause is gone. `keepAlive` is for the checkpoint
+ * thread, which exists only for this timer.
  */
-export function startCheckpoints(sqlite: Database, dbPath: string, report: (error: unknown) => void): () => void {
+export function startCheckpoints(sqlite: Database, dbPath: string, report: (error: unknown) => void,
+  options: { keepAlive?: boolean } = {}): () => void {
   let lastCheckpoint = 0;
   let lastWasPartial = false;
   const timer = setInterval(() => {
@@ -67,6 +70,6 @@ export function startCheckpoints(sqlite: Database, dbPath: string, report: (erro
     }
   }, WAL_CHECK_EVERY_MS);
   // A CLI command's store must not stay alive for this timer; the server is kept alive by its listener.
-  timer.unref();
+  if (!options.keepAlive) timer.unref();
   return () => clearInterval(timer);
 }

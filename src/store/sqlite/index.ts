@@ -10,16 +10,20 @@ import { deliveryStore } from "./deliveries.ts";
 import type { Store } from "../index.ts";
 import { connect } from "./conn.ts";
 import { startCheckpoints } from "./checkpoints.ts";
+import { startCheckpointThread } from "./checkpointer.ts";
 import type { Logger } from "../../lib/log.ts";
 
 /**
- * This connection keeps the WAL bounded for every connection to the file, on a timer (checkpoints.ts), and so
- * checkpoints nothing inside its commits (db.ts). `log` gets a checkpoint that failed (it is tried again).
+ * The WAL is kept bounded for every connection to the file by one timer (checkpoints.ts), so no connection
+ * checkpoints inside its commits (db.ts). `checkpoints: "thread"` (the server) runs that timer on a thread of
+ * its own (checkpointer.ts); by default it runs on this connection. `log` gets a checkpoint that failed (it is
+ * tried again).
  */
 export type SqliteOptions = {
   durability: Durability;
   migrate?: boolean;
   log?: Logger;
+  checkpoints?: "inline" | "thread";
 };
 export type SqliteStore = Store & { path: string };
 
@@ -29,8 +33,10 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
   const sqlite = openDatabase(where.path, options.durability, where.temporary);
   if (options.migrate !== false) applyMigrations(sqlite);
   const conn = connect(sqlite);
-  const stopCheckpoints = startCheckpoints(sqlite, where.path, (error) =>
-    options.log?.error("checkpoint failed; the next one tries again", { error: String(error) }));
+  const report = (msg: string, error: unknown) => options.log?.error(msg, error === null ? undefined : { error: String(error) });
+  const stopCheckpoints = options.checkpoints === "thread"
+    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, report).stop
+    : startCheckpoints(sqlite, where.path, (error) => report("checkpoint failed; the next one tries again", error));
   return {
     path: where.path,
     orgs: orgStore(conn),
@@ -45,7 +51,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
       sqlite.run("VACUUM INTO ?", [file]);
     },
     async close() {
-      stopCheckpoints();
+      await stopCheckpoints();
       sqlite.close();
       removeTemporary(where);
     },

@@ -1,0 +1,31 @@
+/**
+ * The checkpoint thread's entry (checkpointer.ts starts it): its own connection to the database file and the
+ * checkpoint timer (checkpoints.ts) on it, so a checkpoint's copy blocks this thread instead of the API thread.
+ * Messages are described in checkpointer.ts; a failed checkpoint is reported there for the server's log.
+ */
+import type { Database } from "bun:sqlite";
+import { openDatabase } from "./db.ts";
+import { startCheckpoints } from "./checkpoints.ts";
+import type { FromCheckpointer, ToCheckpointer } from "./checkpointer.ts";
+
+declare const self: Worker;
+let db: Database | undefined;
+let stopTimer: (() => void) | undefined;
+
+const post = (message: FromCheckpointer) => self.postMessage(message);
+
+self.onmessage = (event: MessageEvent<ToCheckpointer>) => {
+  const m = event.data;
+  if (m.type === "start") {
+    try {
+      db = openDatabase(m.path, m.durability, m.temporary);
+      stopTimer = startCheckpoints(db, m.path, (error) => post({ type: "failed", error: String(error) }), { keepAlive: true });
+    } catch (error) {
+      post({ type: "unable", error: String(error) });
+    }
+  } else if (m.type === "stop") {
+    stopTimer?.();
+    db?.close();
+    post({ type: "stopped" });
+  }
+};

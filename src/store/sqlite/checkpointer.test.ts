@@ -1,0 +1,59 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "./db.ts";
+import { walBytes } from "./checkpoints.ts";
+import { startCheckpointThread } from "./checkpointer.ts";
+import { waitFor } from "../../../test/e2e/harness.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "fanout-checkpointer-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function filled(name: string) {
+  const path = join(dir, name);
+  const db = openDatabase(path, "normal");
+  db.run("CREATE TABLE t (x TEXT)");
+  for (let i = 0; i < 50; i++) db.run("INSERT INTO t VALUES (?)", ["x".repeat(4000)]);
+  expect(walBytes(path)).toBeGreaterThan(100_000);
+  return { path, db };
+}
+
+test("the thread checkpoints the file from its own connection, and stops when asked", async () => {
+  const { path, db } = filled("thread.db");
+  const reports: string[] = [];
+  const handle = startCheckpointThread(db, path, "normal", false, (msg) => reports.push(msg));
+  try {
+    await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
+    expect((db.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(50);
+    // Nothing fell back to this connection: the thread did the work.
+    expect(reports).toEqual([]);
+  } finally {
+    await handle.stop();
+    db.close();
+  }
+  // Stopped: a WAL written now stays, because no timer runs any more.
+  const again = openDatabase(path, "normal");
+  again.run("INSERT INTO t VALUES ('late')");
+  await Bun.sleep(700);
+  expect(walBytes(path)).toBeGreaterThan(0);
+  again.close();
+});
+
+test("a thread that ends is replaced by checkpoints on the caller's connection, and that is logged", async () => {
+  const { path, db } = filled("fallback.db");
+  const reports: string[] = [];
+  const handle = startCheckpointThread(db, path, "normal", false, (msg) => reports.push(msg));
+  try {
+    await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
+    handle.thread.terminate();
+    await waitFor(() => reports.length > 0, 5000, () => "the end of the thread was not reported");
+    expect(reports[0]).toBe("the checkpoint thread ended; checkpointing on the main thread instead");
+    for (let i = 0; i < 50; i++) db.run("INSERT INTO t VALUES (?)", ["y".repeat(4000)]);
+    expect(walBytes(path)).toBeGreaterThan(100_000);
+    await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
+  } finally {
+    await handle.stop();
+    db.close();
+  }
+});
