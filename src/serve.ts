@@ -21,7 +21,7 @@ export async function runServe(config: Config): Promise<number> {
   const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, store.path, config.db === ":memory:");
-  const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION });
+  const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION, lockSignal: store.lockSignal.buffer });
   const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
   const originals = new WeakMap<Request, Request>();

@@ -2,14 +2,16 @@
 //
 //   main → worker   start   once, first: where the database is, the configuration, and the owner name that
 //                           prefixes this worker's lease tokens; `releaseOwners` lists earlier workers of this
-//                           process that died, whose leases can be given back at once instead of expiring.
+//                           process that died, whose leases can be given back at once instead of expiring;
+//                           `lockSignal`, shared memory the worker bumps each time it gives back the write lock.
 //                   nudge   a publish committed: look for due deliveries now (polling is the safety net).
 //                   stop    finish sends in flight within `drainMs`, give back the rest, close, answer `stopped`.
 //   worker → main   log     a line for the main thread's logger (the worker has none of its own).
 //                   stopped the worker has released its leases and closed its database; it may be terminated.
 //                   fatal   the worker hit an error it cannot continue from; it exits, the supervisor restarts it.
 //
-// Messages are plain objects of primitives (and the configuration), which Bun's postMessage clones cheaply.
+// Messages are plain objects of primitives (and the configuration), which Bun's postMessage clones cheaply;
+// the lock signal's SharedArrayBuffer is shared, not copied.
 import type { Config } from "../config.ts";
 import type { Fields } from "../lib/log.ts";
 
@@ -20,6 +22,7 @@ export type StartMessage = {
   version: string;
   owner: string;
   releaseOwners: string[];
+  lockSignal?: SharedArrayBuffer;
 };
 export type ToWorker = StartMessage | { type: "nudge" } | { type: "stop"; drainMs: number };
 

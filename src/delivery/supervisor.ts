@@ -13,6 +13,8 @@ export type DeliveryOptions = {
   config: Config;
   log: Logger;
   version: string;
+  /** The store's signal of a released write lock (store/sqlite/lock-signal.ts), for the worker to give. */
+  lockSignal?: SharedArrayBuffer;
   /** Tests only: another worker script speaking the same protocol. */
   workerUrl?: string;
 };
@@ -63,7 +65,8 @@ class Supervisor {
     w.addEventListener("error", (event: ErrorEvent) => options.log.error("delivery worker error", { worker: this.owner, error: event.message }));
     w.addEventListener("close", (event: Event) => this.onClose(w, (event as CloseEvent).code));
     const releaseOwners = this.deadOwners.splice(0);
-    this.post({ type: "start", dbPath: options.dbPath, config: options.config, version: options.version, owner: this.owner, releaseOwners });
+    this.post({ type: "start", dbPath: options.dbPath, config: options.config, version: options.version, owner: this.owner, releaseOwners,
+      lockSignal: options.lockSignal });
   }
 
   /**

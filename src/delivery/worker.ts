@@ -3,6 +3,7 @@
 // through postMessage only. A build must list this file as a second entry point (scripts/build.ts).
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "../store/sqlite/db.ts";
+import { LockSignal } from "../store/sqlite/lock-signal.ts";
 import { deliveryStore } from "../store/sqlite/deliveries.ts";
 import { makeTargetPolicy, send } from "./egress.ts";
 import { SocketPool } from "./http1/client.ts";
@@ -41,7 +42,7 @@ async function start(m: StartMessage): Promise<void> {
   const { config } = m;
   // Checkpoints nothing (db.ts): the store's connection on the main thread keeps the WAL bounded.
   sqlite = openDatabase(m.dbPath, config.durability);
-  const store = deliveryStore(sqlite);
+  const store = deliveryStore(sqlite, m.lockSignal && new LockSignal(m.lockSignal));
   pool = new SocketPool(config.listenerConcurrency);
   const request = { policy: makeTargetPolicy(config.allowTargets), pool };
   const now = systemClock.now;

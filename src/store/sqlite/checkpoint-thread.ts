@@ -6,6 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "./db.ts";
 import { startCheckpoints } from "./checkpoints.ts";
+import { LockSignal } from "./lock-signal.ts";
 import type { FromCheckpointer, ToCheckpointer } from "./checkpointer.ts";
 
 declare const self: Worker;
@@ -19,7 +20,8 @@ self.onmessage = (event: MessageEvent<ToCheckpointer>) => {
   if (m.type === "start") {
     try {
       db = openDatabase(m.path, m.durability, m.temporary);
-      stopTimer = startCheckpoints(db, m.path, (error) => post({ type: "failed", error: String(error) }), { keepAlive: true });
+      stopTimer = startCheckpoints(db, m.path, (error) => post({ type: "failed", error: String(error) }),
+        { keepAlive: true, signal: new LockSignal(m.lockSignal) });
     } catch (error) {
       post({ type: "unable", error: String(error) });
     }

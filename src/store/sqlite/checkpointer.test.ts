@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { openDatabase } from "./db.ts";
 import { walBytes } from "./checkpoints.ts";
 import { startCheckpointThread } from "./checkpointer.ts";
+import { LockSignal } from "./lock-signal.ts";
 import { waitFor } from "../../../test/e2e/harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-checkpointer-"));
@@ -22,12 +23,14 @@ function filled(name: string) {
 test("the thread checkpoints the file from its own connection, and stops when asked", async () => {
   const { path, db } = filled("thread.db");
   const reports: string[] = [];
-  const handle = startCheckpointThread(db, path, "normal", false, (msg) => reports.push(msg));
+  const signal = new LockSignal();
+  const handle = startCheckpointThread(db, path, "normal", false, signal, (msg) => reports.push(msg));
   try {
     await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
     expect((db.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(50);
-    // Nothing fell back to this connection: the thread did the work.
+    // Nothing fell back to this connection: the thread did the work, and said when it gave back the write lock.
     expect(reports).toEqual([]);
+    expect(signal.count).toBeGreaterThan(0);
   } finally {
     await handle.stop();
     db.close();
@@ -43,7 +46,8 @@ test("the thread checkpoints the file from its own connection, and stops when as
 test("a thread that ends is replaced by checkpoints on the caller's connection, and that is logged", async () => {
   const { path, db } = filled("fallback.db");
   const reports: string[] = [];
-  const handle = startCheckpointThread(db, path, "normal", false, (msg) => reports.push(msg));
+  const signal = new LockSignal();
+  const handle = startCheckpointThread(db, path, "normal", false, signal, (msg) => reports.push(msg));
   try {
     await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
     handle.thread.terminate();

@@ -17,8 +17,11 @@ import type { Database } from "bun:sqlite";
 import { startCheckpoints } from "./checkpoints.ts";
 import type { Durability } from "./db.ts";
 import { threadEntry } from "../../lib/thread-entry.ts";
+import type { LockSignal } from "./lock-signal.ts";
 
-export type ToCheckpointer = { type: "start"; path: string; durability: Durability; temporary: boolean } | { type: "stop" };
+export type ToCheckpointer =
+  | { type: "start"; path: string; durability: Durability; temporary: boolean; lockSignal: SharedArrayBuffer }
+  | { type: "stop" };
 export type FromCheckpointer = { type: "failed"; error: string } | { type: "unable"; error: string } | { type: "stopped" };
 
 /** How long `stop` waits for the thread to close its connection before ending it. */
@@ -32,10 +35,11 @@ export function checkpointEntry(moduleUrl = import.meta.url): string {
 
 /**
  * Starts the thread for the database at `path`; `sqlite` is the caller's own connection to it, used only if the
- * thread cannot run. `report` gets checkpoint failures and the fallback, as log lines.
+ * thread cannot run. `lockSignal` is told when a checkpoint gives back the write lock (lock-signal.ts). `report`
+ * gets checkpoint failures and the fallback, as log lines.
  */
 export function startCheckpointThread(sqlite: Database, path: string, durability: Durability, temporary: boolean,
-  report: (msg: string, error: unknown) => void): CheckpointThread {
+  lockSignal: LockSignal, report: (msg: string, error: unknown) => void): CheckpointThread {
   // smol: the small JavaScriptCore heap; this thread holds a timer and a connection, nothing more.
   const thread = new Worker(checkpointEntry(), { smol: true });
   let stopping = false;
@@ -57,7 +61,7 @@ export function startCheckpointThread(sqlite: Database, path: string, durability
   thread.addEventListener("close", () => fallBack("the checkpoint thread ended", null));
   // The server is kept alive by its listener; this thread must not keep a finished process alive.
   thread.unref();
-  thread.postMessage({ type: "start", path, durability, temporary } satisfies ToCheckpointer);
+  thread.postMessage({ type: "start", path, durability, temporary, lockSignal: lockSignal.buffer } satisfies ToCheckpointer);
   return {
     thread,
     async stop() {

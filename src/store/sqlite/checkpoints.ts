@@ -23,6 +23,7 @@
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { BUSY_TIMEOUT_MS } from "./db.ts";
+import type { LockSignal } from "./lock-signal.ts";
 
 const CHECKPOINT_EVERY_MS = 500;
 const CHECKPOINT_WAIT_MS = 100;
@@ -41,10 +42,10 @@ export function walBytes(dbPath: string): number {
 /**
  * Starts the timer; returns its stop. `report` gets a checkpoint that failed (a full disk, an I/O error); the
  * timer goes on, so the next round tries again once the cause is gone. `keepAlive` is for the checkpoint
- * thread, which exists only for this timer.
+ * thread, which exists only for this timer; `signal` is told when TRUNCATE gives back the write lock.
  */
 export function startCheckpoints(sqlite: Database, dbPath: string, report: (error: unknown) => void,
-  options: { keepAlive?: boolean } = {}): () => void {
+  options: { keepAlive?: boolean; signal?: LockSignal } = {}): () => void {
   let lastCheckpoint = 0;
   let lastWasPartial = false;
   const timer = setInterval(() => {
@@ -60,6 +61,7 @@ export function startCheckpoints(sqlite: Database, dbPath: string, report: (erro
       try {
         lastWasPartial = sqlite.query<{ busy: number }, []>("PRAGMA wal_checkpoint(TRUNCATE)").get()?.busy === 1;
       } finally {
+        options.signal?.released(); // TRUNCATE took the write lock
         sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       }
     } catch (e) {

@@ -4,15 +4,17 @@ import * as schema from "./schema.ts";
 import { BUSY_TIMEOUT_MS } from "./db.ts";
 import { eventKeyMemo } from "./events.ts";
 import { GroupCommit } from "./group-commit.ts";
+import type { LockSignal } from "./lock-signal.ts";
 import type { Conn, Db } from "./shared.ts";
 
 /**
  * What the stores of one connection share: the Drizzle handle for reads, and `write`, which runs each unit of
- * work in that connection's group commit. The event-key memo is cleared at every BEGIN (events.ts).
+ * work in that connection's group commit. The event-key memo is cleared at every BEGIN (events.ts). A busy
+ * BEGIN is retried when `signal` says another writer gave the lock back (lock-signal.ts).
  */
-export function connect(sqlite: Database): Conn {
+export function connect(sqlite: Database, signal?: LockSignal): Conn {
   const db = drizzle(sqlite, { schema }) as Db;
   const eventKeys = eventKeyMemo(sqlite);
-  const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, () => eventKeys.clear());
+  const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, () => eventKeys.clear(), signal);
   return { db, write: (fn) => commits.run(() => fn(db)) };
 }

@@ -8,6 +8,7 @@ import { randomBase62 } from "../../lib/ids.ts";
 import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, ProbeTarget } from "../deliveries.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
 import { whenUnlocked } from "./write-lock.ts";
+import type { LockSignal } from "./lock-signal.ts";
 
 /**
  * Due rows are read a window at a time, oldest first, until the slots are filled; each full window the next one
@@ -161,12 +162,13 @@ function transactions(sqlite: Database, s: Statements) {
 
 /**
  * Works on the raw connection: the main thread's store passes its own, the worker thread opens one. Every write
- * waits for the lock without blocking the thread (write-lock.ts): on the worker, sends and results go on.
+ * waits for the lock without blocking the thread (write-lock.ts): on the worker, sends and results go on. The
+ * worker passes `signal`, and tells the API thread each time it gives the lock back (lock-signal.ts).
  */
-export function deliveryStore(sqlite: Database): DeliveryStore {
+export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliveryStore {
   const s = prepareStatements(sqlite);
   const tx = transactions(sqlite, s);
-  const write = <T>(fn: () => T) => whenUnlocked(sqlite, fn);
+  const write = <T>(fn: () => T) => whenUnlocked(sqlite, fn, signal);
   const completeAndClaim: DeliveryStore["completeAndClaim"] = async (items, req, now) => {
     // The rows being settled are `sending`, so none can be chosen here; a retry they schedule is a later step's.
     const ids = chooseDue(s, req, now);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { GroupCommit } from "./group-commit.ts";
+import { LockSignal } from "./lock-signal.ts";
 
 function open(path: string) {
   const db = new Database(path, { create: true });
@@ -48,6 +49,22 @@ test("a database locked by another connection is waited for without blocking the
   other.run("COMMIT");
   await write;
   clearInterval(timer);
+  expect(count(db)).toBe(1);
+});
+
+test("with a lock signal, a busy batch waits for the other writer's release and then commits", async () => {
+  const { db, path } = fresh();
+  const other = open(path);
+  const signal = new LockSignal();
+  other.run("BEGIN IMMEDIATE");
+  const commits = new GroupCommit(db, 2000, undefined, signal);
+  let done = false;
+  const write = commits.run(() => db.run("INSERT INTO t (v) VALUES (1)")).then(() => (done = true));
+  await Bun.sleep(50);
+  expect(done).toBe(false);
+  other.run("COMMIT");
+  signal.released();
+  await write;
   expect(count(db)).toBe(1);
 });
 

@@ -8,12 +8,14 @@
  *   is rolled back alone and its caller gets the error; the others commit.
  * - The write lock is taken without blocking the event loop. bun:sqlite's busy handler sleeps on the calling
  *   thread, which on the main thread freezes every request while the delivery worker holds the lock. So BEGIN
- *   IMMEDIATE is tried with busy_timeout 0, and a busy database is retried on a timer while more writes join
- *   the batch; after `busyTimeoutMs` the batch fails with 503.
+ *   IMMEDIATE is tried with busy_timeout 0, and a busy database is retried while more writes join the batch:
+ *   as soon as another writer signals that it gave the lock back (lock-signal.ts), or after 1 ms; after
+ *   `busyTimeoutMs` the batch fails with 503.
  */
 import type { Database } from "bun:sqlite";
 import { unavailable } from "../../lib/errors.ts";
 import { isBusy } from "./write-lock.ts";
+import type { LockSignal } from "./lock-signal.ts";
 
 type Unit = { run: () => unknown; resolve: (value: any) => void; reject: (error: unknown) => void };
 
@@ -30,6 +32,7 @@ export class GroupCommit {
     private readonly sqlite: Database,
     private readonly busyTimeoutMs: number,
     private readonly onBegin: () => void = () => {},
+    private readonly signal?: LockSignal,
   ) {}
 
   /** Runs `fn` in the next batch's transaction; settles after that transaction commits (or fails). */
@@ -72,6 +75,7 @@ export class GroupCommit {
    * would take the process down and leave every caller waiting.
    */
   private begin(): boolean {
+    const released = this.signal?.count ?? 0; // before trying: a release after this wakes the retry at once
     this.sqlite.run("PRAGMA busy_timeout = 0");
     try {
       this.sqlite.run("BEGIN IMMEDIATE");
@@ -90,7 +94,7 @@ export class GroupCommit {
         for (const unit of this.pending.splice(0)) unit.reject(unavailable("The database stayed locked; try again."));
         return false;
       }
-      this.reschedule(RETRY_MS);
+      this.retry(released);
       return false;
     } finally {
       this.sqlite.run(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
@@ -109,6 +113,12 @@ export class GroupCommit {
       this.sqlite.query("RELEASE unit").run();
       return { ok: false, error };
     }
+  }
+
+  private retry(released: number): void {
+    if (!this.signal) return this.reschedule(RETRY_MS);
+    this.scheduled = true;
+    this.signal.releasedSince(released, RETRY_MS).then(() => this.flush());
   }
 
   private reschedule(delayMs: number): void {

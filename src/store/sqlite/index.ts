@@ -11,6 +11,7 @@ import type { Store } from "../index.ts";
 import { connect } from "./conn.ts";
 import { startCheckpoints } from "./checkpoints.ts";
 import { startCheckpointThread } from "./checkpointer.ts";
+import { LockSignal } from "./lock-signal.ts";
 import type { Logger } from "../../lib/log.ts";
 
 /**
@@ -25,20 +26,23 @@ export type SqliteOptions = {
   log?: Logger;
   checkpoints?: "inline" | "thread";
 };
-export type SqliteStore = Store & { path: string };
+/** `lockSignal` goes to every other thread that writes the file (the delivery worker): lock-signal.ts. */
+export type SqliteStore = Store & { path: string; lockSignal: LockSignal };
 
 /** Opens (and by default migrates) the database at `location`: a file path, or `:memory:` for a throwaway one. */
 export function openSqliteStore(location: string, options: SqliteOptions): SqliteStore {
   const where = resolveLocation(location);
   const sqlite = openDatabase(where.path, options.durability, where.temporary);
   if (options.migrate !== false) applyMigrations(sqlite);
-  const conn = connect(sqlite);
+  const lockSignal = new LockSignal();
+  const conn = connect(sqlite, lockSignal);
   const report = (msg: string, error: unknown) => options.log?.error(msg, error === null ? undefined : { error: String(error) });
   const stopCheckpoints = options.checkpoints === "thread"
-    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, report).stop
+    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, lockSignal, report).stop
     : startCheckpoints(sqlite, where.path, (error) => report("checkpoint failed; the next one tries again", error));
   return {
     path: where.path,
+    lockSignal,
     orgs: orgStore(conn),
     apiKeys: apiKeyStore(conn),
     queues: queueStore(conn),

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isBusy, whenUnlocked } from "./write-lock.ts";
+import { LockSignal } from "./lock-signal.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-lock-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,9 +43,20 @@ test("a write waits for another connection's lock while the event loop goes on, 
   expect(db.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()!.timeout).toBe(5000);
 });
 
+test("a write tells the lock signal once it has given the lock back; its busy tries do not", async () => {
+  const { db, other } = lockedByAnother("signal.db");
+  const signal = new LockSignal();
+  const write = whenUnlocked(db, () => db.run("INSERT INTO t (v) VALUES (1)"), signal);
+  await Bun.sleep(30);
+  expect(signal.count).toBe(0);
+  other.run("COMMIT");
+  await write;
+  expect(signal.count).toBe(1);
+});
+
 test("a lock held past the timeout fails the write with SQLITE_BUSY and changes nothing", async () => {
   const { db, other } = lockedByAnother("timeout.db");
-  const error = await whenUnlocked(db, () => db.run("INSERT INTO t (v) VALUES (1)"), 30).catch((e) => e);
+  const error = await whenUnlocked(db, () => db.run("INSERT INTO t (v) VALUES (1)"), undefined, 30).catch((e) => e);
   other.run("ROLLBACK");
   expect(isBusy(error)).toBe(true);
   expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n).toBe(0);
