@@ -16,5 +16,5 @@ export function connect(sqlite: Database, signal?: LockSignal): Conn {
   const db = drizzle(sqlite, { schema }) as Db;
   const eventKeys = eventKeyMemo(sqlite);
   const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, () => eventKeys.clear(), signal);
-  return { db, write: (fn) => commits.run(() => fn(db)) };
+  return { db, write: (fn, options) => commits.run(() => fn(db), options?.alone) };
 }

@@ -36,6 +36,42 @@ test("a unit's value is returned after commit, visible to another connection", a
   expect(count(open(path))).toBe(1);
 });
 
+test("a unit alone commits in a transaction of its own, without a savepoint, between the units around it", async () => {
+  const { db } = fresh();
+  const commits = new GroupCommit(db, 1000);
+  const insert = (v: number) => () => db.run("INSERT INTO t (v) VALUES (?)", [v]);
+  let savepointInside: boolean | undefined;
+  const alone = () => {
+    // Inside a batch's unit, the unit's savepoint exists and can be released; alone, there is none.
+    try {
+      db.run("SAVEPOINT probe");
+      db.run("RELEASE unit");
+      savepointInside = true;
+    } catch {
+      savepointInside = false;
+      db.run("RELEASE probe");
+    }
+    db.run("INSERT INTO t (v) VALUES (2)");
+  };
+  const results = await Promise.allSettled([commits.run(insert(1)), commits.run(alone, true), commits.run(insert(3))]);
+  expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+  expect(savepointInside).toBe(false);
+  expect(count(db)).toBe(3);
+});
+
+test("a unit alone that throws rolls back its own transaction only", async () => {
+  const { db } = fresh();
+  const commits = new GroupCommit(db, 1000);
+  const failing = () => {
+    db.run("INSERT INTO t (v) VALUES (5)");
+    throw new Error("no");
+  };
+  const results = await Promise.allSettled([commits.run(() => db.run("INSERT INTO t (v) VALUES (4)")), commits.run(failing, true), commits.run(() => db.run("INSERT INTO t (v) VALUES (6)"))]);
+  expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  expect(db.query<{ v: number }, []>("SELECT v FROM t ORDER BY v").all().map((r) => r.v)).toEqual([4, 6]);
+  expect(db.inTransaction).toBe(false);
+});
+
 test("a database locked by another connection is waited for without blocking the event loop", async () => {
   const { db, path } = fresh();
   const other = open(path);

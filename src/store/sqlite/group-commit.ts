@@ -6,6 +6,10 @@
  *
  * - Each unit runs inside its own SAVEPOINT: a unit that throws (unknown queue, duplicate name, schema changed)
  *   is rolled back alone and its caller gets the error; the others commit.
+ * - A unit that may change many rows (a delete that cascades) runs `alone`: in a transaction of its own, without
+ *   a SAVEPOINT. SQLite keeps the original of every page a savepoint changes, in memory here (temp_store, db.ts):
+ *   deleting a listener with 150k deliveries raised the peak RSS by 17 MB inside a savepoint and by 5.6 MB
+ *   without (measured), and the savepoint's share stayed in the process afterwards.
  * - The write lock is taken without blocking the event loop. bun:sqlite's busy handler sleeps on the calling
  *   thread, which on the main thread freezes every request while the delivery worker holds the lock. So BEGIN
  *   IMMEDIATE is tried with busy_timeout 0, and a busy database is retried while more writes join the batch:
@@ -17,7 +21,7 @@ import { unavailable } from "../../lib/errors.ts";
 import { isBusy } from "./write-lock.ts";
 import type { LockSignal } from "./lock-signal.ts";
 
-type Unit = { run: () => unknown; resolve: (value: any) => void; reject: (error: unknown) => void };
+type Unit = { run: () => unknown; resolve: (value: any) => void; reject: (error: unknown) => void; alone: boolean };
 
 const MAX_BATCH = 1024;
 const RETRY_MS = 1;
@@ -35,10 +39,13 @@ export class GroupCommit {
     private readonly signal?: LockSignal,
   ) {}
 
-  /** Runs `fn` in the next batch's transaction; settles after that transaction commits (or fails). */
-  run<T>(fn: () => T): Promise<T> {
+  /**
+   * Runs `fn` in the next batch's transaction; settles after that transaction commits (or fails). `alone` runs
+   * it in a transaction of its own, without a savepoint, after the units that came before it.
+   */
+  run<T>(fn: () => T, alone = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ run: fn, resolve, reject });
+      this.pending.push({ run: fn, resolve, reject, alone });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -50,7 +57,9 @@ export class GroupCommit {
     this.scheduled = false;
     if (this.pending.length === 0) return;
     if (!this.begin()) return;
-    const batch = this.pending.splice(0, MAX_BATCH);
+    if (this.pending[0]!.alone) return this.runAlone(this.pending.shift()!);
+    const end = this.pending.findIndex((unit) => unit.alone);
+    const batch = this.pending.splice(0, Math.min(end === -1 ? this.pending.length : end, MAX_BATCH));
     const done = batch.map((unit) => this.runUnit(unit));
     try {
       this.sqlite.run("COMMIT");
@@ -99,6 +108,22 @@ export class GroupCommit {
     } finally {
       this.sqlite.run(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
     }
+  }
+
+  /** One unit as the whole transaction, begun by `flush`: a throw rolls back the transaction itself. */
+  private runAlone(unit: Unit): void {
+    let value: unknown;
+    try {
+      value = unit.run();
+      this.sqlite.run("COMMIT");
+    } catch (e) {
+      // A failed COMMIT may already have rolled back (SQLITE_FULL, I/O errors); a second ROLLBACK would throw.
+      if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");
+      unit.reject(e);
+      return this.reschedule(0);
+    }
+    unit.resolve(value);
+    this.reschedule(0);
   }
 
   // Through bun:sqlite's statement cache: Database.run compiles its SQL on every call, twice per publish here.

@@ -10,7 +10,8 @@ import type { Actor, Visible } from "../index.ts";
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 /** Writes run on the connection itself inside the group commit's transaction; a separate type only names the role. */
 export type Tx = Db;
-export type Write = <T>(fn: (tx: Tx) => T) => Promise<T>;
+/** `alone`: a unit that may change many rows, in a transaction of its own (group-commit.ts). */
+export type Write = <T>(fn: (tx: Tx) => T, options?: { alone?: boolean }) => Promise<T>;
 /** What a store needs: the connection for reads, and `write`, which runs a unit of work in a group commit. */
 export type Conn = { db: Db; write: Write };
 
