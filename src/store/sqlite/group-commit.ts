@@ -23,6 +23,16 @@ import type { LockSignal } from "./lock-signal.ts";
 
 type Unit = { run: () => unknown; resolve: (value: any) => void; reject: (error: unknown) => void; alone: boolean };
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+function outcomeOf(run: () => unknown): Outcome {
+  try {
+    return { ok: true, value: run() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
 const MAX_BATCH = 1024;
 const RETRY_MS = 1;
 
@@ -57,24 +67,23 @@ export class GroupCommit {
     this.scheduled = false;
     if (this.pending.length === 0) return;
     if (!this.begin()) return;
-    if (this.pending[0]!.alone) return this.runAlone(this.pending.shift()!);
-    const end = this.pending.findIndex((unit) => unit.alone);
+    const alone = this.pending[0]!.alone;
+    const end = alone ? 1 : this.pending.findIndex((unit) => unit.alone);
     const batch = this.pending.splice(0, Math.min(end === -1 ? this.pending.length : end, MAX_BATCH));
-    const done = batch.map((unit) => this.runUnit(unit));
-    try {
-      this.sqlite.run("COMMIT");
-    } catch (e) {
+    const done = alone ? [outcomeOf(batch[0]!.run)] : batch.map((unit) => this.runUnit(unit));
+    // Alone, the unit is the transaction: its failure rolls the whole of it back, as a failed COMMIT does.
+    const committed = alone && !done[0]!.ok ? done[0]! : outcomeOf(() => this.sqlite.run("COMMIT"));
+    if (!committed.ok) {
       // A failed COMMIT may already have rolled back (SQLITE_FULL, I/O errors); a second ROLLBACK would throw.
       if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");
-      for (const unit of batch) unit.reject(e);
-      this.reschedule(0);
-      return;
+      for (const unit of batch) unit.reject(committed.error);
+    } else {
+      batch.forEach((unit, i) => {
+        const outcome = done[i]!;
+        if (outcome.ok) unit.resolve(outcome.value);
+        else unit.reject(outcome.error);
+      });
     }
-    batch.forEach((unit, i) => {
-      const outcome = done[i];
-      if (outcome.ok) unit.resolve(outcome.value);
-      else unit.reject(outcome.error);
-    });
     this.reschedule(0);
   }
 
@@ -110,34 +119,13 @@ export class GroupCommit {
     }
   }
 
-  /** One unit as the whole transaction, begun by `flush`: a throw rolls back the transaction itself. */
-  private runAlone(unit: Unit): void {
-    let value: unknown;
-    try {
-      value = unit.run();
-      this.sqlite.run("COMMIT");
-    } catch (e) {
-      // A failed COMMIT may already have rolled back (SQLITE_FULL, I/O errors); a second ROLLBACK would throw.
-      if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");
-      unit.reject(e);
-      return this.reschedule(0);
-    }
-    unit.resolve(value);
-    this.reschedule(0);
-  }
-
   // Through bun:sqlite's statement cache: Database.run compiles its SQL on every call, twice per publish here.
-  private runUnit(unit: Unit): { ok: true; value: unknown } | { ok: false; error: unknown } {
+  private runUnit(unit: Unit): Outcome {
     this.sqlite.query("SAVEPOINT unit").run();
-    try {
-      const value = unit.run();
-      this.sqlite.query("RELEASE unit").run();
-      return { ok: true, value };
-    } catch (error) {
-      this.sqlite.query("ROLLBACK TO unit").run();
-      this.sqlite.query("RELEASE unit").run();
-      return { ok: false, error };
-    }
+    const outcome = outcomeOf(unit.run);
+    if (!outcome.ok) this.sqlite.query("ROLLBACK TO unit").run();
+    this.sqlite.query("RELEASE unit").run();
+    return outcome;
   }
 
   private retry(released: number): void {
