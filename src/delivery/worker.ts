@@ -40,7 +40,7 @@ function fail(error: unknown): void {
 
 async function start(m: StartMessage): Promise<void> {
   const { config } = m;
-  // Checkpoints nothing (db.ts): the store's connection on the main thread keeps the WAL bounded.
+  // Checkpoints nothing (db.ts): the server's checkpoint thread keeps the WAL bounded (store/sqlite/checkpointer.ts).
   sqlite = openDatabase(m.dbPath, config.durability);
   const store = deliveryStore(sqlite, m.lockSignal && new LockSignal(m.lockSignal));
   pool = new SocketPool(config.listenerConcurrency);

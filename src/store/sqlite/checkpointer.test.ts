@@ -20,11 +20,17 @@ function filled(name: string) {
   return { path, db };
 }
 
-test("the thread checkpoints the file from its own connection, and stops when asked", async () => {
-  const { path, db } = filled("thread.db");
+/** A database with a WAL to cut and a checkpoint thread on it; `reports` collects what it logs. */
+function started(name: string) {
+  const { path, db } = filled(name);
   const reports: string[] = [];
   const signal = new LockSignal();
   const handle = startCheckpointThread(db, path, "normal", false, signal, (msg) => reports.push(msg));
+  return { path, db, reports, signal, handle };
+}
+
+test("the thread checkpoints the file from its own connection, and stops when asked", async () => {
+  const { path, db, reports, signal, handle } = started("thread.db");
   try {
     await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
     expect((db.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(50);
@@ -44,10 +50,7 @@ test("the thread checkpoints the file from its own connection, and stops when as
 });
 
 test("a thread that ends is replaced by checkpoints on the caller's connection, and that is logged", async () => {
-  const { path, db } = filled("fallback.db");
-  const reports: string[] = [];
-  const signal = new LockSignal();
-  const handle = startCheckpointThread(db, path, "normal", false, signal, (msg) => reports.push(msg));
+  const { path, db, reports, handle } = started("fallback.db");
   try {
     await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
     handle.thread.terminate();

@@ -29,9 +29,7 @@ const STOP_WAIT_MS = 2_000;
 
 export type CheckpointThread = { stop(): Promise<void>; /** For tests: the thread itself. */ thread: Worker };
 
-export function checkpointEntry(moduleUrl = import.meta.url): string {
-  return threadEntry(moduleUrl, "store/sqlite/checkpointer.ts", "store/sqlite/checkpoint-thread.ts");
-}
+const checkpointEntry = () => threadEntry(import.meta.url, "store/sqlite/checkpointer.ts", "store/sqlite/checkpoint-thread.ts");
 
 /**
  * Starts the thread for the database at `path`; `sqlite` is the caller's own connection to it, used only if the

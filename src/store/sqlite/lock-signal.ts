@@ -5,8 +5,8 @@
  *
  * SQLite has no wake-up of its own: a busy BEGIN is retried by sleeping (bun:sqlite's busy handler) or, here,
  * on a 1 ms timer. The worker holds the lock about 0.2 ms per step, so each collision cost the publishes waiting
- * in the batch five times what the worker took; during ingest with one listener that was 150-190 ms of every
- * second in which no publish could commit.
+ * in the batch five times what the worker took; during ingest with one listener, 150-190 busy tries a second
+ * kept publishes from committing for 160-210 ms of it (100-130 ms with this signal).
  * Only the API thread waits on the signal. The worker keeps its timer: handing the lock to every waiter at once
  * gave the worker more turns and ingest less (tried in an earlier session, README).
  */

@@ -27,7 +27,7 @@ export async function whenUnlocked<T>(sqlite: Database, write: () => T, signal?:
       return write();
     } catch (e) {
       held = !isBusy(e); // a busy write never had the lock; any other ending did
-      if (!isBusy(e) || performance.now() - started >= timeoutMs) throw e;
+      if (held || performance.now() - started >= timeoutMs) throw e;
     } finally {
       if (held) signal?.released();
       sqlite.run(`PRAGMA busy_timeout = ${timeoutMs}`);
