@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import type { Config } from "./config.ts";
 import { openSqliteStore } from "./store/sqlite/index.ts";
 import { bootstrap, type Onboarded } from "./modules/organizations/onboarding.ts";
-import { buildApp } from "./http/app.ts";
+import { buildHandler } from "./http/app.ts";
 import { serve } from "./http/server.ts";
 import { loadTls } from "./http/tls.ts";
 import { startDelivery } from "./delivery/supervisor.ts";
@@ -27,7 +27,7 @@ export async function runServe(config: Config): Promise<number> {
   const originals = new WeakMap<Request, Request>();
   const peerAddress = (r: Request) => server.requestIP(originals.get(r) ?? r)?.address;
   const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress };
-  const server = serve(buildApp(deps).fetch, { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, originals });
+  const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, originals });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
   printWelcome(config, url, store.path, tls.description, onboarded);
 

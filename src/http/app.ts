@@ -1,11 +1,11 @@
 /**
  * The root Elysia app: negotiation before routing, one onError that renders every failure as
- * `{ title, status }`, `pretty` printing, and the modules under /v1.
+ * `{ title, status }`, `pretty` printing, and the modules under /v1. `buildHandler` puts the hot routes
+ * (hot.ts) in front of it for the server.
  */
 import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
-import { AppError } from "../lib/errors.ts";
-import { errorResponse, fromAppError, validationErrors } from "./errors.ts";
+import { failureResponse } from "./errors.ts";
 import { negotiate } from "./negotiation.ts";
 import { splitUrl, wantsPretty } from "./request-url.ts";
 import { routeTable } from "./routes-table.ts";
@@ -15,8 +15,11 @@ import { queueRoutes } from "../modules/queues/routes.ts";
 import { apiKeyRoutes } from "../modules/api-keys/routes.ts";
 import { organizationRoutes } from "../modules/organizations/routes.ts";
 import { listenerRoutes } from "../modules/listeners/routes.ts";
-import { messageRoutes } from "../modules/messages/routes.ts";
+import { hotPublishRoute, messageRoutes } from "../modules/messages/routes.ts";
 import { schemaRoutes } from "../modules/schemas/routes.ts";
+import { QueueCache } from "../modules/messages/queue-cache.ts";
+import { createGate, type Gate } from "./auth.ts";
+import { hotRoutes } from "./hot.ts";
 
 export type { Deps } from "./context.ts";
 
@@ -25,25 +28,18 @@ function render(value: unknown, request: Request, status: number, headers: Recor
   return new Response(body, { status, headers: { ...headers, "content-type": "application/json" } });
 }
 
-export function buildApp(deps: Deps) {
+/** What the app and its hot routes share: one gate (lockout and rate-limit counters) and one queue cache. */
+export type Shared = { gate: Gate; queues: QueueCache };
+
+export const sharedOf = (deps: Deps): Shared => ({ gate: createGate(deps), queues: new QueueCache(deps.store) });
+
+export function buildApp(deps: Deps, shared: Shared = sharedOf(deps)) {
   let allowed: (path: string) => string[] = () => [];
   // normalize off: an unknown body field is a 400 (a typo like `notify_ur1` must not pass silently), and
   // responses must match their models exactly, which keeps the OpenAPI document honest.
   const app = new Elysia({ normalize: false })
     .onRequest(({ request }) => negotiate(request))
-    .onError(({ code, error, request }) => {
-      if (error instanceof AppError) return fromAppError(error);
-      if (code === "VALIDATION") return errorResponse(400, "The request does not have the expected shape.", validationErrors(error.type, error.all as any));
-      if (code === "PARSE") return errorResponse(400, "The body is not valid JSON.");
-      if (code === "NOT_FOUND") {
-        const methods = allowed(splitUrl(request.url).path);
-        if (methods.length) return errorResponse(405, `This path allows ${methods.join(", ")}.`, undefined, { allow: methods.join(", ") });
-        return errorResponse(404, "No such path.");
-      }
-      const requestId = crypto.randomUUID();
-      deps.log.error("unexpected error", { requestId, method: request.method, path: splitUrl(request.url).path, error: String((error as Error)?.stack ?? error) });
-      return errorResponse(500, `Unexpected error; request id ${requestId}.`);
-    })
+    .onError(({ code, error, request }) => failureResponse({ code, error, request }, deps.log, allowed))
     .mapResponse(({ responseValue, request, set }) => {
       if (responseValue instanceof Response) return responseValue;
       return render(responseValue, request, typeof set.status === "number" ? set.status : 200, set.headers as Record<string, string>);
@@ -60,10 +56,21 @@ export function buildApp(deps: Deps) {
     )
     .group("/v1", (v1) => v1
       // Lockout, authentication and rate limit for every /v1 request, before routing; the API description stays open.
-      .use(requestGate(deps, { open: ["/v1/openapi", "/v1/openapi.json"] }))
+      .use(requestGate(deps, shared.gate, { open: ["/v1/openapi", "/v1/openapi.json"] }))
       .use(eventRoutes(deps))
       .use(queueRoutes(deps)).use(apiKeyRoutes(deps)).use(organizationRoutes(deps))
-      .use(listenerRoutes(deps)).use(messageRoutes(deps)).use(schemaRoutes(deps)));
+      .use(listenerRoutes(deps)).use(messageRoutes(deps, shared.queues)).use(schemaRoutes(deps)));
   allowed = routeTable(app.routes);
   return app;
+}
+
+/**
+ * What the server calls for each request: the hot routes (hot.ts) take the requests they are sure of, the app
+ * the rest. Both share one gate and one queue cache.
+ */
+export function buildHandler(deps: Deps): (request: Request) => Response | Promise<Response> {
+  const shared = sharedOf(deps);
+  const app = buildApp(deps, shared);
+  const hot = hotRoutes(deps, shared.gate, [hotPublishRoute(deps, shared.queues)]);
+  return (request) => hot(request) ?? app.fetch(request);
 }

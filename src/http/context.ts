@@ -12,7 +12,7 @@ import type { Store } from "../store/index.ts";
 import type { Config } from "../config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import { authenticate, createGate, type Auth } from "./auth.ts";
+import { authenticate, type Auth, type Gate } from "./auth.ts";
 import { originOf } from "./links.ts";
 import { splitUrl } from "./request-url.ts";
 
@@ -37,9 +37,11 @@ const admitted = new WeakMap<Request, Auth>();
 
 const isGated = (path: string, open: ReadonlySet<string>) => (path === "/v1" || path.startsWith("/v1/")) && !open.has(path);
 
-/** `open`: paths under /v1 served without a key (the API description). */
-export function requestGate(deps: Deps, options: { open?: string[] } = {}) {
-  const gate = createGate(deps);
+/**
+ * `open`: paths under /v1 served without a key (the API description). The gate is made by the caller, because the
+ * hot routes (hot.ts) must count against the same lockout and rate limits.
+ */
+export function requestGate(deps: Deps, gate: Gate, options: { open?: string[] } = {}) {
   const open = new Set(options.open ?? []);
   // A request hook runs before routing, for every request the app gets whatever its path: hence the path test.
   return new Elysia().onRequest(async ({ request, set }) => {

@@ -3,6 +3,8 @@
  * (`[{ path, message }]`) where useful. No stack trace, secret or payload is ever rendered.
  */
 import { AppError, type FieldError } from "../lib/errors.ts";
+import type { Logger } from "../lib/log.ts";
+import { splitUrl } from "./request-url.ts";
 
 export const TITLES: Record<number, string> = {
   400: "Bad Request",
@@ -51,4 +53,29 @@ export function validationErrors(part: string, all: { path?: string; message?: s
     if (!seen.has(key)) seen.add(key), out.push({ path, message });
   }
   return out.slice(0, 50);
+}
+
+/** What failed, as Elysia's onError names it: its error code, or none for an error thrown by our own code. */
+export type Failure = { code?: string | number; error: unknown; request: Request };
+
+/**
+ * Every failure of a request as its response: the app's onError (app.ts) and the hot routes (hot.ts) both answer
+ * through this, so a request gets the same answer whichever path served it. `allowed` lists a path's methods
+ * (for 405 on an unknown method); an unexpected error is logged with an id the response repeats.
+ */
+export function failureResponse({ code, error, request }: Failure, log: Logger, allowed: (path: string) => string[] = () => []): Response {
+  if (error instanceof AppError) return fromAppError(error);
+  if (code === "VALIDATION") {
+    const v = error as { type: string; all: { path?: string; message?: string; summary?: string }[] };
+    return errorResponse(400, "The request does not have the expected shape.", validationErrors(v.type, v.all));
+  }
+  if (code === "PARSE") return errorResponse(400, "The body is not valid JSON.");
+  if (code === "NOT_FOUND") {
+    const methods = allowed(splitUrl(request.url).path);
+    if (methods.length) return errorResponse(405, `This path allows ${methods.join(", ")}.`, undefined, { allow: methods.join(", ") });
+    return errorResponse(404, "No such path.");
+  }
+  const requestId = crypto.randomUUID();
+  log.error("unexpected error", { requestId, method: request.method, path: splitUrl(request.url).path, error: String((error as Error)?.stack ?? error) });
+  return errorResponse(500, `Unexpected error; request id ${requestId}.`);
 }

@@ -6,8 +6,10 @@ import type { Attempt, DeliveryStatus } from "../../store/index.ts";
 import { Query } from "../shared-model.ts";
 import * as m from "./model.ts";
 import * as service from "./service.ts";
-import { QueueCache } from "./queue-cache.ts";
+import type { QueueCache } from "./queue-cache.ts";
 import { jsonOrEmpty } from "../../http/body.ts";
+import type { HotRoute } from "../../http/hot.ts";
+import type { Auth } from "../../http/auth.ts";
 
 const messagePath = (queueId: string, id: string) => `/queues/${queueId}/messages/${id}`;
 // The body is empty, which no response model can say in OpenAPI, so the response is documented directly.
@@ -98,22 +100,34 @@ function messageItem(deps: Deps) {
 
 /**
  * The parent holds no apiContext of its own: each child has one, and a second one above them would
- * authenticate every request twice.
+ * authenticate every request twice. `queues` is shared with the hot publish route.
  */
-export function messageRoutes(deps: Deps) {
-  return new Elysia().use(messageList(deps)).use(messageItem(deps)).use(messageWrites(deps));
+export function messageRoutes(deps: Deps, queues: QueueCache) {
+  return new Elysia().use(messageList(deps)).use(messageItem(deps)).use(messageWrites(deps, queues));
 }
 
-function messageWrites(deps: Deps) {
-  const queues = new QueueCache(deps.store);
+type PublishContext = { auth: Auth; params: { queue_id: string }; body: service.MessageCreate; origin: string; now: number };
+
+/** Publishing, as both the app's route and the hot route (http/hot.ts) answer it. */
+async function publish(deps: Deps, queues: QueueCache, { auth, params, body, origin, now }: PublishContext) {
+  const message = await service.publishMessage(deps, queues, auth, params.queue_id, body, now);
+  return { message: ref(message), _links: messageLinks(origin, params.queue_id, message.id) };
+}
+
+/** The publish route outside Elysia's pipeline (http/hot.ts); the app's route below documents it and serves the rest. */
+export function hotPublishRoute(deps: Deps, queues: QueueCache): HotRoute<service.MessageCreate> {
+  return {
+    method: "POST", path: "/v1/queues/:queue_id/messages", body: m.MessageCreateBody, empty: { data: null },
+    handle: (ctx) => publish(deps, queues, ctx as PublishContext),
+  };
+}
+
+function messageWrites(deps: Deps, queues: QueueCache) {
   return new Elysia({ tags } as any)
     .use(apiContext(deps))
     .post(
       "/queues/:queue_id/messages",
-      async ({ auth, params, body, origin, now }) => {
-        const message = await service.publishMessage(deps, queues, auth, params.queue_id, body, now);
-        return { message: ref(message), _links: messageLinks(origin, params.queue_id, message.id) };
-      },
+      async (ctx) => publish(deps, queues, ctx),
       {
         parse: jsonOrEmpty({ data: null }), params: m.QueueParams, query: Pretty, body: m.MessageCreateBody, response: m.MessageRefResponse,
         detail: { summary: "Publish a message to a queue's listeners", tags },
