@@ -32,6 +32,21 @@ for (const backend of BACKENDS) {
       expect(await store.apiKeys.authenticate("second-hash")).toBeNull();
     });
 
+    test("a publish committed with others sees a queue change made before it in the same batch", async () => {
+      const q = await store.queues.create(a, { name: "typed", schema: { n: { type: "number" } }, schemaId: "s1" }, 2000, actor);
+      const publish = (schemaId: string, now: number) => store.messages.publish(a, q.id, { name: null, data: "{}", schemaId }, now, actor);
+      // Started in one turn, so one transaction: the queue is read, changed, read again, then deleted.
+      const outcomes = [
+        publish("s1", 2001),
+        store.queues.update(a, q.id, { name: "typed", schema: { n: { type: "string" } }, schemaId: "s2" }, 2002, actor),
+        publish("s1", 2003),
+        publish("s2", 2004),
+        store.queues.delete(a, q.id, 2005, actor),
+        publish("s2", 2006),
+      ].map(status);
+      expect(await Promise.all(outcomes)).toEqual([200, 200, 409, 200, 200, 404]);
+    });
+
     test("rows of one organization are invisible to another", async () => {
       const q = await store.queues.create(a, { name: "q", schema: null, schemaId: null }, 2000, actor);
       expect(await status(store.queues.get(b, q.id))).toBe(404);

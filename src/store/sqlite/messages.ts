@@ -1,7 +1,7 @@
 import { and, asc, desc, eq } from "drizzle-orm";
 import { messages, deliveries, listeners, attempts } from "./schema.ts";
 import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
-import { findQueue } from "./queues.ts";
+import { findQueue, queueOfWrite } from "./queues.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound, SchemaChanged } from "../../lib/errors.ts";
 import type { Message, MessageStore, Actor, PublishInput, PublishedMessage } from "../index.ts";
@@ -34,7 +34,7 @@ export type Publish = PublishInput & { orgId: string; queueId: string; now: numb
  * pending delivery due now. A listener created after this commit cannot be in the set, whatever the clocks say.
  */
 export function publishIn(tx: Tx, p: Publish): PublishedMessage {
-  const queue = findQueue(tx, p.orgId, p.queueId);
+  const queue = queueOfWrite(tx, p.orgId, p.queueId);
   if (p.schemaId !== undefined && queue.schemaId !== p.schemaId) throw new SchemaChanged();
   const id = newId("message", p.now);
   // The hot path of ingest: plain SQL through bun:sqlite's statement cache, no query building per publish.

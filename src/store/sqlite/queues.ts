@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { and, asc, eq } from "drizzle-orm";
 import { queues, listeners } from "./schema.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
@@ -26,6 +27,34 @@ export function findQueue(tx: Db | Tx, orgId: string, id: string): Queue {
   return { id: row.id, orgId: row.org_id, name: row.name, schema: row.schema === null ? null : JSON.parse(row.schema), schemaId: row.schema_id, createdAt: row.created_at };
 }
 
+/**
+ * The queues one write transaction of a connection has read, by organization and id. The publishes of a batch
+ * read the same queue again and again (its schema id guards against a change since they were validated): a
+ * SELECT and a JSON.parse per publish, 1.7-1.9 µs of about 40 in-process. Nothing else writes queues while this
+ * connection holds the write lock, so the memo holds until the transaction ends; the group commit clears it at
+ * every BEGIN (conn.ts) and every queue write clears it before it changes a queue.
+ */
+const memos = new WeakMap<Database, Map<string, Queue>>();
+
+export function queueMemo(sqlite: Database): Map<string, Queue> {
+  const memo = memos.get(sqlite) ?? new Map<string, Queue>();
+  memos.set(sqlite, memo);
+  return memo;
+}
+
+/** `findQueue` inside a write transaction, through the connection's memo (none outside the group commit). */
+export function queueOfWrite(tx: Tx, orgId: string, id: string): Queue {
+  const memo = tx.$client.inTransaction ? memos.get(tx.$client) : undefined;
+  const key = `${orgId}/${id}`;
+  const hit = memo?.get(key);
+  if (hit) return hit;
+  const queue = findQueue(tx, orgId, id);
+  memo?.set(key, queue);
+  return queue;
+}
+
+const forgetQueues = (tx: Tx) => memos.get(tx.$client)?.clear();
+
 const taken = (name: string) => `A queue named '${name}' already exists.`;
 
 export function queueStore({ db, write }: Conn): QueueStore {
@@ -49,6 +78,7 @@ export function queueStore({ db, write }: Conn): QueueStore {
     async update(orgId, id, input, now, actor) {
       return write((tx) => {
         findQueue(tx, orgId, id);
+        forgetQueues(tx);
         const set = { name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId };
         unique(taken(input.name), () => tx.update(queues).set(set).where(eq(queues.id, id)).run());
         recordEvent(tx, orgId, "queue_updated", now, actor, { queue: { id, name: input.name } });
@@ -58,6 +88,7 @@ export function queueStore({ db, write }: Conn): QueueStore {
     async delete(orgId, id, now, actor) {
       await write((tx) => {
         const queue = findQueue(tx, orgId, id);
+        forgetQueues(tx);
         tx.delete(queues).where(eq(queues.id, id)).run();
         recordEvent(tx, orgId, "queue_deleted", now, actor, { queue });
       }, { alone: true }); // its listeners, messages, deliveries and attempts go with it: any number of rows
