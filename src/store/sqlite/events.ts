@@ -35,6 +35,8 @@ const SEQ_LIMIT = 62 ** 4;
 const eventId = (storedAt: number, seq: number) => `evt_${base62(storedAt, 8)}${base62(seq, 4)}${randomBase62(8)}`;
 
 type EventKey = { id: string; storedAt: number };
+/** A key this process made: its sequence within the millisecond is known, so the next one needs no parsing. */
+type MadeKey = EventKey & { seq: number };
 
 /**
  * Each organization's newest event key within the current write transaction of one connection. While this
@@ -43,11 +45,11 @@ type EventKey = { id: string; storedAt: number };
  * it (clears the map) at each BEGIN. A unit rolled back to its savepoint may leave it ahead of the table: the
  * next key then follows a key that was never committed, which keeps keys growing, all paging needs.
  */
-const memos = new WeakMap<Database, Map<string, EventKey>>();
+const memos = new WeakMap<Database, Map<string, MadeKey>>();
 
 /** The memo (organization → newest key) of a connection whose writes all go through one group commit. */
-export function eventKeyMemo(sqlite: Database): Map<string, EventKey> {
-  const memo = memos.get(sqlite) ?? new Map<string, EventKey>();
+export function eventKeyMemo(sqlite: Database): Map<string, MadeKey> {
+  const memo = memos.get(sqlite) ?? new Map<string, MadeKey>();
   memos.set(sqlite, memo);
   return memo;
 }
@@ -58,20 +60,24 @@ function newestKey(tx: Tx, orgId: string): EventKey | null {
     .get(orgId);
 }
 
+const made = (storedAt: number, seq: number): MadeKey => ({ id: eventId(storedAt, seq), storedAt, seq });
+
 /** The key after `last` at `now`: after the organization's newest one, whatever `now` says. */
-function keyAfter(last: EventKey | null, now: number): EventKey {
-  if (!last || last.storedAt < now) return { id: eventId(now, 0), storedAt: now };
+function keyAfter(last: EventKey | MadeKey | null, now: number): MadeKey {
+  if (!last || last.storedAt < now) return made(now, 0);
   const storedAt = last.storedAt;
+  // Ours, from the memo: the next sequence sorts after it whatever the random tail (fixed-width base62 digits).
+  if ("seq" in last) return last.seq + 1 < SEQ_LIMIT ? made(storedAt, last.seq + 1) : made(storedAt + 1, 0);
   const sameMs = last.id.slice(4, 12) === base62(storedAt, 8);
   const seq = sameMs ? fromBase62(last.id.slice(12, 16)) + 1 : SEQ_LIMIT;
-  const id = eventId(storedAt, seq);
   // A full millisecond, or a last id of another shape: move on to the next millisecond.
-  if (seq >= SEQ_LIMIT || id <= last.id) return { id: eventId(storedAt + 1, 0), storedAt: storedAt + 1 };
-  return { id, storedAt };
+  if (seq >= SEQ_LIMIT) return made(storedAt + 1, 0);
+  const key = made(storedAt, seq);
+  return key.id > last.id ? key : made(storedAt + 1, 0);
 }
 
 /** The (stored_at, id) of the organization's next event; call it inside the write transaction that stores it. */
-export function nextEventKey(tx: Tx, orgId: string, now: number): EventKey {
+export function nextEventKey(tx: Tx, orgId: string, now: number): MadeKey {
   const memo = tx.$client.inTransaction ? memos.get(tx.$client) : undefined;
   const key = keyAfter(memo?.get(orgId) ?? newestKey(tx, orgId), now);
   memo?.set(orgId, key);

