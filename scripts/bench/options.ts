@@ -15,8 +15,7 @@ export type Plan = {
   binary: string;
   deadlineMs: number;
   startups: number; // starts whose time to /healthz gives the median
-  ingestSeconds: number; // measured part of each ingest run in the backlog section
-  pairRounds: number; // ingest section: rounds of baseline and fanout measured back to back
+  pairRounds: number; // rounds measured back to back: baseline and fanout (ingest), empty and backlog database (backlog)
   pairSeconds: number; // measured part of each run of a round
   warmupSeconds: number; // before each measured ingest run (JIT, TLS sessions, SQLite page cache)
   wrkConnections: number;
@@ -36,7 +35,6 @@ export const ROOT = join(import.meta.dir, "..", "..");
 const FULL = {
   deadlineMs: 15 * 60_000,
   startups: 5,
-  ingestSeconds: 10,
   pairRounds: 3,
   pairSeconds: 5,
   warmupSeconds: 2,
@@ -50,7 +48,6 @@ const FULL = {
 const QUICK: typeof FULL = {
   deadlineMs: 110_000,
   startups: 2,
-  ingestSeconds: 2,
   pairRounds: 1,
   pairSeconds: 2,
   warmupSeconds: 0.5,

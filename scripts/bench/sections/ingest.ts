@@ -30,7 +30,7 @@ type Round = { baseline: Load; fanout: Load; ratio: number; delivered: number };
  * when `meter` is set (the ingest section meters the first round only, so the CPU table stays readable).
  */
 export async function measureIngest(ctx: Ctx, label: string, target: Target, pid: number, proto: Proto,
-  seconds = ctx.plan.ingestSeconds, meter = true): Promise<Load> {
+  seconds: number, meter = true): Promise<Load> {
   const p = ctx.plan;
   const run = `${label} ${PROTO_NAME[proto]}`;
   const metered = () => (meter ? meterCpu(ctx, run, pid) : () => undefined);
