@@ -69,24 +69,24 @@ function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
   return chosen.ids;
 }
 
-type Detail = {
-  id: number; attempt: number; listenerSeq: number; listenerId: string; notifyUrl: string; secret: string;
-  previousSecret: string | null; previousSecretUntil: number | null; livenessState: string; messageId: string;
-  messageName: string | null; data: string; createdAt: number; queueId: string; queueName: string;
+type Detail = { id: number; attempt: number; listenerSeq: number; messageId: string; messageName: string | null; data: string; createdAt: number };
+type ListenerDetail = {
+  seq: number; id: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
+  livenessState: string; queueId: string; queueName: string;
 };
 
-function toClaimed(d: Detail, token: string, now: number): ClaimedDelivery {
-  const secrets = [d.secret];
-  if (d.previousSecret && d.previousSecretUntil !== null && d.previousSecretUntil > now) secrets.push(d.previousSecret);
+function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): ClaimedDelivery {
+  const secrets = [l.secret];
+  if (l.previousSecret && l.previousSecretUntil !== null && l.previousSecretUntil > now) secrets.push(l.previousSecret);
   return {
     id: d.id,
     token,
     attempt: d.attempt,
-    listener: { seq: d.listenerSeq, id: d.listenerId, notifyUrl: d.notifyUrl, secrets, down: d.livenessState === "down" },
+    listener: { seq: l.seq, id: l.id, notifyUrl: l.notifyUrl, secrets, down: l.livenessState === "down" },
     message: {
       id: d.messageId,
       name: d.messageName,
-      queue: { id: d.queueId, name: d.queueName },
+      queue: { id: l.queueId, name: l.queueName },
       data: d.data,
       createdAt: d.createdAt,
     },
@@ -119,11 +119,18 @@ function settleAll(s: Statements, items: Completion[], now: number): boolean[] {
 
 type Held = { id: number; listenerSeq: number; messageId: string };
 
-/** The rows leased under `token`, in the order they were chosen. */
+/** The rows leased under `token`, in the order they were chosen; each listener's fields are read once. */
 function leasedDetails(s: Statements, ids: number[], token: string, now: number): ClaimedDelivery[] {
   const rank = new Map(ids.map((id, i) => [id, i]));
   const rows = (s.leasedDetails.all({ ids: JSON.stringify(ids), token }) as Detail[]).sort((a, b) => rank.get(a.id)! - rank.get(b.id)!);
-  return rows.map((d) => toClaimed(d, token, now));
+  if (rows.length === 0) return [];
+  const seqs = [...new Set(rows.map((r) => r.listenerSeq))];
+  const listeners = new Map((s.leasedListeners.all({ seqs: JSON.stringify(seqs) }) as ListenerDetail[]).map((l) => [l.seq, l]));
+  // A listener deleted since the lease took its deliveries with it; a row read before that is simply not sent.
+  return rows.flatMap((d) => {
+    const l = listeners.get(d.listenerSeq);
+    return l ? [toClaimed(d, l, token, now)] : [];
+  });
 }
 
 /** The store's multi-statement units of work, each one BEGIN IMMEDIATE transaction. */

@@ -26,16 +26,18 @@ export const SQL = {
   lease: `UPDATE deliveries SET state = 'sending', lease_owner = $token, lease_expires_at = $expires, updated_at = $now
     WHERE id IN (SELECT value FROM json_each($ids)) AND +state = 'pending' AND +next_attempt_at <= $now`,
   // In no particular order: the caller puts the rows back in the order they were chosen (an ORDER BY here
-  // sorted every row with its message data in a temporary b-tree).
-  leasedDetails: `SELECT d.id AS id, d.attempt AS attempt, d.listener_seq AS listenerSeq, l.id AS listenerId,
-      l.notify_url AS notifyUrl, l.secret AS secret, l.previous_secret AS previousSecret,
-      l.previous_secret_until AS previousSecretUntil, l.liveness_state AS livenessState,
-      m.id AS messageId, m.name AS messageName, m.data AS data, m.created_at AS createdAt, q.id AS queueId, q.name AS queueName
-    FROM deliveries d
-      CROSS JOIN listeners l ON l.seq = d.listener_seq
-      CROSS JOIN messages m ON m.seq = d.message_seq
-      CROSS JOIN queues q ON q.id = m.queue_id
+  // sorted every row with its message data in a temporary b-tree). Each listener's own fields come once per
+  // claim (leasedListeners), not once per row: most claims are many rows of few listeners.
+  leasedDetails: `SELECT d.id AS id, d.attempt AS attempt, d.listener_seq AS listenerSeq,
+      m.id AS messageId, m.name AS messageName, m.data AS data, m.created_at AS createdAt
+    FROM deliveries d CROSS JOIN messages m ON m.seq = d.message_seq
     WHERE d.id IN (SELECT value FROM json_each($ids)) AND d.lease_owner = $token`,
+  // A listener's queue is its messages' queue: deliveries are made for the listeners of the queue published to.
+  leasedListeners: `SELECT l.seq AS seq, l.id AS id, l.notify_url AS notifyUrl, l.secret AS secret,
+      l.previous_secret AS previousSecret, l.previous_secret_until AS previousSecretUntil,
+      l.liveness_state AS livenessState, q.id AS queueId, q.name AS queueName
+    FROM listeners l CROSS JOIN queues q ON q.id = l.queue_id
+    WHERE l.seq IN (SELECT value FROM json_each($seqs))`,
   nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now`,
   settle: `UPDATE deliveries SET state = $state, attempt = $attempt, next_attempt_at = $nextAt, lease_owner = NULL,
       lease_expires_at = NULL, held_since = NULL, last_status = $status, last_error = $error, updated_at = $now
