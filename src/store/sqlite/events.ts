@@ -11,7 +11,7 @@
  */
 import { and, asc, eq, gt, gte, or, sql } from "drizzle-orm";
 import { events, orgs } from "./schema.ts";
-import type { Database } from "bun:sqlite";
+import { transactionMemo } from "./transaction-memo.ts";
 import type { Conn, Tx } from "./shared.ts";
 import { base62, fromBase62, randomBase62 } from "../../lib/ids.ts";
 import type { EventStore, UsageEvent } from "../index.ts";
@@ -45,14 +45,7 @@ type MadeKey = EventKey & { seq: number };
  * it (clears the map) at each BEGIN. A unit rolled back to its savepoint may leave it ahead of the table: the
  * next key then follows a key that was never committed, which keeps keys growing, all paging needs.
  */
-const memos = new WeakMap<Database, Map<string, MadeKey>>();
-
-/** The memo (organization → newest key) of a connection whose writes all go through one group commit. */
-export function eventKeyMemo(sqlite: Database): Map<string, MadeKey> {
-  const memo = memos.get(sqlite) ?? new Map<string, MadeKey>();
-  memos.set(sqlite, memo);
-  return memo;
-}
+export const eventKeys = transactionMemo<MadeKey>();
 
 function newestKey(tx: Tx, orgId: string): EventKey | null {
   return tx.$client
@@ -78,7 +71,7 @@ function keyAfter(last: EventKey | MadeKey | null, now: number): MadeKey {
 
 /** The (stored_at, id) of the organization's next event; call it inside the write transaction that stores it. */
 export function nextEventKey(tx: Tx, orgId: string, now: number): MadeKey {
-  const memo = tx.$client.inTransaction ? memos.get(tx.$client) : undefined;
+  const memo = eventKeys.during(tx.$client);
   const key = keyAfter(memo?.get(orgId) ?? newestKey(tx, orgId), now);
   memo?.set(orgId, key);
   return key;

@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { transactionMemo } from "./transaction-memo.ts";
 import { and, asc, eq } from "drizzle-orm";
 import { queues, listeners } from "./schema.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
@@ -34,17 +34,11 @@ export function findQueue(tx: Db | Tx, orgId: string, id: string): Queue {
  * connection holds the write lock, so the memo holds until the transaction ends; the group commit clears it at
  * every BEGIN (conn.ts) and every queue write clears it before it changes a queue.
  */
-const memos = new WeakMap<Database, Map<string, Queue>>();
-
-export function queueMemo(sqlite: Database): Map<string, Queue> {
-  const memo = memos.get(sqlite) ?? new Map<string, Queue>();
-  memos.set(sqlite, memo);
-  return memo;
-}
+export const queueReads = transactionMemo<Queue>();
 
 /** `findQueue` inside a write transaction, through the connection's memo (none outside the group commit). */
 export function queueOfWrite(tx: Tx, orgId: string, id: string): Queue {
-  const memo = tx.$client.inTransaction ? memos.get(tx.$client) : undefined;
+  const memo = queueReads.during(tx.$client);
   const key = `${orgId}/${id}`;
   const hit = memo?.get(key);
   if (hit) return hit;
@@ -53,7 +47,7 @@ export function queueOfWrite(tx: Tx, orgId: string, id: string): Queue {
   return queue;
 }
 
-const forgetQueues = (tx: Tx) => memos.get(tx.$client)?.clear();
+const forgetQueues = (tx: Tx) => queueReads.during(tx.$client)?.clear();
 
 const taken = (name: string) => `A queue named '${name}' already exists.`;
 
