@@ -52,7 +52,7 @@ async function startVariant(ctx: Ctx, label: string, backlog: number) {
   await server.api("DELETE", `/queues/${queueId}/listeners/${listenerId}`);
   const target = { url: `${server.url}/v1/queues/${queueId}/messages`, key: BENCH_KEY, bodyFile: ctx.bodyFile };
   return {
-    label, drain, readyMs: server.readyMs, prefill: filled,
+    drain, readyMs: server.readyMs, prefill: filled,
     async ingest(round: number, meter: boolean): Promise<Load> {
       const notify = ctx.receivers.url(LIVE);
       const { listener } = await server.api("POST", `/queues/${queueId}/listeners`,
@@ -79,12 +79,11 @@ async function rounds(ctx: Ctx, empty: Variant, full: Variant): Promise<Round[]>
   const list: Round[] = [];
   for (let round = 0; round < ctx.plan.pairRounds; round++) {
     const meter = round === 0;
-    const order = round % 2 === 0 ? [empty, full] : [full, empty];
-    const loads = new Map<Variant, Load>();
-    for (const v of order) loads.set(v, await v.ingest(round, meter));
-    const e = loads.get(empty)!;
-    const b = loads.get(full)!;
-    list.push({ empty: e, backlog: b, ratio: b.okPerSec / e.okPerSec });
+    const [first, second] = round % 2 === 0 ? [empty, full] : [full, empty];
+    const a = await first.ingest(round, meter);
+    const b = await second.ingest(round, meter);
+    const [e, f] = first === empty ? [a, b] : [b, a];
+    list.push({ empty: e, backlog: f, ratio: f.okPerSec / e.okPerSec });
   }
   return list.sort((x, y) => x.ratio - y.ratio);
 }
