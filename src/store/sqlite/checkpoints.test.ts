@@ -3,12 +3,63 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
-import { startCheckpoints, walBytes } from "./checkpoints.ts";
+import { startCheckpoints, walBytes, walLog } from "./checkpoints.ts";
 import { waitFor } from "../../../test/e2e/harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-checkpoints-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+test("the WAL's written and copied frames are read off the -shm file as SQLite counts them", () => {
+  const path = join(dir, "count.db");
+  const db = openDatabase(path, "normal");
+  try {
+    db.run("CREATE TABLE t (x TEXT)");
+    for (let i = 0; i < 20; i++) db.run("INSERT INTO t VALUES (?)", ["x".repeat(3000)]);
+    const before = walLog(path)!;
+    expect(before.pageSize).toBe((db.query("PRAGMA page_size").get() as { page_size: number }).page_size);
+    expect(before.copied).toBe(0);
+    const row = db.query<{ busy: number; log: number; checkpointed: number }, []>("PRAGMA wal_checkpoint(PASSIVE)").get()!;
+    expect(row.log).toBeGreaterThan(20);
+    expect(before.frames).toBe(row.log);
+    expect(walLog(path)).toEqual({ ...before, copied: row.checkpointed });
+  } finally {
+    db.close();
+  }
+  expect(walLog(join(dir, "none.db"))).toBeNull();
+});
+
+test("under steady writes the WAL is restarted and reused, not cut, and cut once the writes stop", async () => {
+  const path = join(dir, "steady.db");
+  const db = openDatabase(path, "normal");
+  db.run("CREATE TABLE t (x TEXT)");
+  const stop = startCheckpoints(db, path, (e) => {
+    throw e;
+  });
+  try {
+    let cut = false;
+    let restarted = false;
+    let most = 0;
+    let rows = 0;
+    // 1 MB per 10 ms write: the 4 MiB threshold is crossed every few ticks.
+    for (const until = performance.now() + 1500; performance.now() < until; rows += 250) {
+      if (rows > 0 && walBytes(path) === 0) cut = true; // the timer ran during the sleep
+      db.transaction(() => {
+        for (let i = 0; i < 250; i++) db.run("INSERT INTO t VALUES (?)", ["x".repeat(4000)]);
+      })();
+      const frames = walLog(path)!.frames;
+      if (frames < most) restarted = true;
+      most = Math.max(most, frames);
+      await Bun.sleep(10);
+    }
+    expect(restarted).toBe(true);
+    expect(cut).toBe(false);
+    await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
+    expect((db.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(rows);
+  } finally {
+    stop();
+    db.close();
+  }
+});
 
 test("the timer folds the WAL back into the database and cuts it to nothing", async () => {
   const path = join(dir, "fold.db");
