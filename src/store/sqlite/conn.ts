@@ -18,5 +18,5 @@ export function connect(sqlite: Database, signal?: LockSignal): Conn {
   const memos = [eventKeys.of(sqlite), queueReads.of(sqlite)];
   const onBegin = () => memos.forEach((memo) => memo.clear());
   const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, onBegin, signal);
-  return { db, write: (fn, options) => commits.run(() => fn(db), options?.alone) };
+  return { db, write: (fn, options) => commits.run(() => fn(db), options?.mode) };
 }

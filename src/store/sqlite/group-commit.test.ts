@@ -5,6 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { GroupCommit } from "./group-commit.ts";
 import { LockSignal } from "./lock-signal.ts";
+import { AppError, notFound } from "../../lib/errors.ts";
 
 function open(path: string) {
   const db = new Database(path, { create: true });
@@ -36,6 +37,54 @@ test("a unit's value is returned after commit, visible to another connection", a
   expect(count(open(path))).toBe(1);
 });
 
+test("a checked unit runs without a savepoint; its AppError, thrown before any write, fails it alone", async () => {
+  const { db } = fresh();
+  const commits = new GroupCommit(db, 1000);
+  let savepointInside: boolean | undefined;
+  const checked = () => {
+    try {
+      db.run("RELEASE unit"); // exists only inside a guarded unit
+      savepointInside = true;
+    } catch {
+      savepointInside = false;
+    }
+    db.run("INSERT INTO t (v) VALUES (2)");
+  };
+  const refused = () => {
+    throw notFound("The queue");
+  };
+  const results = await Promise.allSettled([
+    commits.run(() => db.run("INSERT INTO t (v) VALUES (1)")),
+    commits.run(checked, "checked"),
+    commits.run(refused, "checked"),
+    commits.run(() => db.run("INSERT INTO t (v) VALUES (3)"), "checked"),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+  expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(AppError);
+  expect(savepointInside).toBe(false);
+  expect(count(db)).toBe(3);
+});
+
+test("any other error from a checked unit may follow a write of it: the whole batch is rolled back and fails", async () => {
+  const { db } = fresh();
+  const commits = new GroupCommit(db, 1000);
+  const halfDone = () => {
+    db.run("INSERT INTO t (v) VALUES (20)");
+    db.run("INSERT INTO t (v) VALUES (10)"); // UNIQUE: SQLite's own error, after the unit's first write
+  };
+  const results = await Promise.allSettled([
+    commits.run(() => db.run("INSERT INTO t (v) VALUES (10)")),
+    commits.run(halfDone, "checked"),
+    commits.run(() => db.run("INSERT INTO t (v) VALUES (30)")),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+  expect(results.map((r) => String((r as PromiseRejectedResult).reason))).toEqual(Array(3).fill(expect.stringContaining("UNIQUE")));
+  expect(count(db)).toBe(0);
+  expect(db.inTransaction).toBe(false);
+  await commits.run(() => db.run("INSERT INTO t (v) VALUES (10)"), "checked");
+  expect(count(db)).toBe(1);
+});
+
 test("a unit alone commits in a transaction of its own, without a savepoint, between the units around it", async () => {
   const { db } = fresh();
   const commits = new GroupCommit(db, 1000);
@@ -53,7 +102,7 @@ test("a unit alone commits in a transaction of its own, without a savepoint, bet
     }
     db.run("INSERT INTO t (v) VALUES (2)");
   };
-  const results = await Promise.allSettled([commits.run(insert(1)), commits.run(alone, true), commits.run(insert(3))]);
+  const results = await Promise.allSettled([commits.run(insert(1)), commits.run(alone, "alone"), commits.run(insert(3))]);
   expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
   expect(savepointInside).toBe(false);
   expect(count(db)).toBe(3);
@@ -66,7 +115,7 @@ test("a unit alone that throws rolls back its own transaction only", async () =>
     db.run("INSERT INTO t (v) VALUES (5)");
     throw new Error("no");
   };
-  const results = await Promise.allSettled([commits.run(() => db.run("INSERT INTO t (v) VALUES (4)")), commits.run(failing, true), commits.run(() => db.run("INSERT INTO t (v) VALUES (6)"))]);
+  const results = await Promise.allSettled([commits.run(() => db.run("INSERT INTO t (v) VALUES (4)")), commits.run(failing, "alone"), commits.run(() => db.run("INSERT INTO t (v) VALUES (6)"))]);
   expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
   expect(db.query<{ v: number }, []>("SELECT v FROM t ORDER BY v").all().map((r) => r.v)).toEqual([4, 6]);
   expect(db.inTransaction).toBe(false);

@@ -85,7 +85,7 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const listener = findRow(tx, orgId, queueId, id);
         tx.delete(listeners).where(eq(listeners.id, id)).run();
         recordEvent(tx, orgId, "listener_deleted", now, actor, { queue, listener });
-      }, { alone: true }); // its deliveries and their attempts go with it: any number of rows
+      }, { mode: "alone" }); // its deliveries and their attempts go with it: any number of rows
     },
     async secrets(orgId, queueId, id, now) {
       return toSecrets(findRow(db, orgId, queueId, id), now);

@@ -32,6 +32,8 @@ export type Publish = PublishInput & { orgId: string; queueId: string; now: numb
 /**
  * The message and its fan-out in one transaction: every listener of the queue that exists at this moment gets a
  * pending delivery due now. A listener created after this commit cannot be in the set, whatever the clocks say.
+ * A `checked` unit of the group commit: its only AppErrors (an unknown queue, a changed schema) come before its
+ * first write; keep it so.
  */
 export function publishIn(tx: Tx, p: Publish): PublishedMessage {
   const queue = queueOfWrite(tx, p.orgId, p.queueId);
@@ -59,7 +61,7 @@ export function publishIn(tx: Tx, p: Publish): PublishedMessage {
 export function messageStore({ db, write }: Conn): MessageStore {
   return {
     async publish(orgId, queueId, input, now, actor) {
-      return write((tx) => publishIn(tx, { ...input, orgId, queueId, now, actor }));
+      return write((tx) => publishIn(tx, { ...input, orgId, queueId, now, actor }), { mode: "checked" });
     },
     async list(orgId, filter, page) {
       const where = and(

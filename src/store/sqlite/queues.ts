@@ -85,7 +85,7 @@ export function queueStore({ db, write }: Conn): QueueStore {
         forgetQueues(tx);
         tx.delete(queues).where(eq(queues.id, id)).run();
         recordEvent(tx, orgId, "queue_deleted", now, actor, { queue });
-      }, { alone: true }); // its listeners, messages, deliveries and attempts go with it: any number of rows
+      }, { mode: "alone" }); // its listeners, messages, deliveries and attempts go with it: any number of rows
     },
     async listenerNames(orgId, id) {
       return db

@@ -5,13 +5,17 @@ import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "./schema.ts";
 import { nextEventKey } from "./events.ts";
 import { conflict } from "../../lib/errors.ts";
+import type { UnitMode } from "./group-commit.ts";
 import type { Actor, Visible } from "../index.ts";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 /** Writes run on the connection itself inside the group commit's transaction; a separate type only names the role. */
 export type Tx = Db;
-/** `alone`: a unit that may change many rows, in a transaction of its own (group-commit.ts). */
-export type Write = <T>(fn: (tx: Tx) => T, options?: { alone?: boolean }) => Promise<T>;
+/**
+ * `mode` (group-commit.ts): `guarded` by default, in a savepoint of its own; `checked`, a unit whose AppErrors all
+ * come before its first write, without one; `alone`, a unit that may change many rows, in a transaction of its own.
+ */
+export type Write = <T>(fn: (tx: Tx) => T, options?: { mode?: UnitMode }) => Promise<T>;
 /** What a store needs: the connection for reads, and `write`, which runs a unit of work in a group commit. */
 export type Conn = { db: Db; write: Write };
 
