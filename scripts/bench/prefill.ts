@@ -2,8 +2,9 @@
  * Pre-fills a fanout database (made by the binary's own migrations, with its organization, queues and listeners
  * created through the API) with published messages, by SQL, while no server runs on it. Publishing a million
  * messages through the API would take minutes; the rows written here are the ones the publish transaction
- * writes (store/sqlite/messages.ts publishIn: a `messages` row and one `deliveries` row per listener, pending
- * and due now), so the server starts on the state a real backlog leaves. Deliveries to a down listener are
+ * and the delivery worker's fan-out write (a `messages` row, and one `deliveries` row per listener, pending and
+ * due now, with the fan-out cursor past them: store/sqlite/fanout.ts), so the server starts on the state a real
+ * backlog leaves. Deliveries to a down listener are
  * written as the worker leaves them once it has held them (pending, next_attempt_at NULL, held_since set: see
  * the deliveries schema), because "deliveries that wait" is that steady state; a database without the
  * held_since column gets them due now, for the worker to hold. Usage events are not written: they are kept
@@ -60,6 +61,10 @@ export function prefill(path: string, fills: Fill[], downListeners: string[]): {
   const now = Date.now();
   for (const f of fills) fillQueue(db, f, now);
   for (const id of downListeners) markDown(db, id, now);
+  // The deliveries are written: the worker must not fan these messages out again. (Older binaries have no cursor.)
+  if (db.query("SELECT 1 FROM sqlite_master WHERE name = 'fanout'").get()) {
+    db.run("INSERT OR REPLACE INTO fanout (id, message_seq) SELECT 1, coalesce(max(seq), 0) FROM messages");
+  }
   db.run("PRAGMA journal_mode = WAL");
   db.close();
   return { seconds: (performance.now() - started) / 1000, bytes: Bun.file(path).size };

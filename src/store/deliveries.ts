@@ -4,6 +4,7 @@
  *
  * Delivery states and transitions (every transition is one named function that reports what it changed):
  *
+ *   (published) --claimDue, fan-out--> pending: one per listener the publish saw, due at the publish
  *   pending --claimDue--> sending --complete--> acknowledged | pending (retry at t) | missed
  *                         sending --hold------> pending, waiting for its listener (next_attempt_at NULL)
  *                         sending --release---> pending, due now (shutdown: the send never finished)
@@ -22,6 +23,13 @@
 import type { LivenessState } from "./index.ts";
 
 export type Lease = { id: number; token: string };
+
+/**
+ * A publish writes its message only; a claim first writes the deliveries of the messages published since the last
+ * one, at most this many messages per claim (a backlog left by a stopped worker goes a slice at a time, and the
+ * claim then reports `nextDueAt` now).
+ */
+export const FANOUT_CHUNK = 2_000;
 
 /** A delivery leased to the caller, with everything needed to send it. */
 export interface ClaimedDelivery extends Lease {
@@ -97,7 +105,10 @@ export type ProbeResult = {
 };
 
 export interface DeliveryStore {
-  /** Leases due deliveries, oldest first, within the caps; rows of other listeners are not starved by a capped one. */
+  /**
+   * Writes the deliveries of new messages (FANOUT_CHUNK), then leases due deliveries, oldest first, within the
+   * caps; rows of other listeners are not starved by a capped one.
+   */
   claimDue(request: ClaimRequest, now: number): Promise<Claim>;
   /** Records each attempt and settles its delivery; per item, whether the guarded transition changed a row. */
   complete(items: Completion[], now: number): Promise<boolean[]>;

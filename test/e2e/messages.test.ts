@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { PROTOS, startFanout, type Fanout, type Proto } from "./harness.ts";
+import { PROTOS, startFanout, waitFor, type Fanout, type Proto } from "./harness.ts";
 
 // A small limit keeps the over-limit bodies small; the boundary is exercised exactly.
 const MAX_MESSAGE_BYTES = 4096;
@@ -20,13 +20,15 @@ const ids = (items: { id: string }[]) => items.map((i) => i.id);
 /**
  * Marks the message's only delivery as missed after a 503 and appends its attempt, straight in the server's
  * database: the views must be checked with known values, whatever the delivery worker is doing at the time
- * (a terminal state is one it leaves alone, and attempts are append-only).
+ * (a terminal state is one it leaves alone, and attempts are append-only). The row exists once the worker has
+ * fanned the message out, a moment after the publish.
  */
-function seedFailedDelivery(dbPath: string, messageId: string): void {
+async function seedFailedDelivery(dbPath: string, messageId: string): Promise<void> {
   const db = new Database(dbPath);
   try {
     db.run("PRAGMA busy_timeout = 5000");
-    const row = db.query("SELECT d.id AS id FROM deliveries d JOIN messages m ON m.seq = d.message_seq WHERE m.id = ?").get(messageId) as { id: number };
+    const find = db.query("SELECT d.id AS id FROM deliveries d JOIN messages m ON m.seq = d.message_seq WHERE m.id = ?");
+    const row = await waitFor(() => (find.get(messageId) as { id: number } | null) ?? undefined, 5000, () => "the delivery was never written");
     db.run("UPDATE deliveries SET state = 'missed', attempt = 7, next_attempt_at = NULL, last_status = 503, last_error = 'Service Unavailable' WHERE id = ?", [row.id]);
     db.run("INSERT INTO attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response) VALUES (?, 7, 1234, 503, 12, NULL, 'busy')", [row.id]);
   } finally {
@@ -185,7 +187,7 @@ for (const proto of PROTOS) {
       const id = (await publish(q, { data: 1 })).body.message.id;
       const path = `/v1/queues/${q}/messages/${id}`;
       expect((await call("GET", `${path}/attempts`)).body.attempts).toBeArray();
-      seedFailedDelivery(fanout.dbPath, id);
+      await seedFailedDelivery(fanout.dbPath, id);
 
       const attempts = await call("GET", `${path}/attempts`);
       expect(attempts.status).toBe(200);

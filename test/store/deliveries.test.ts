@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { BACKENDS } from "./backends.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import type { Actor, Listener, Queue, Store } from "../../src/store/index.ts";
-import type { ClaimedDelivery, ClaimRequest, Completion, Settlement } from "../../src/store/deliveries.ts";
+import { FANOUT_CHUNK, type ClaimedDelivery, type ClaimRequest, type Completion, type Settlement } from "../../src/store/deliveries.ts";
 
 const actor: Actor = { keyId: "key_test", keyName: "test" };
 const LEASE = 10_000;
@@ -41,6 +41,42 @@ for (const backend of BACKENDS) {
       queue = await store.queues.create(org, { name: "orders", schema: null, schemaId: null }, clock.now(), actor);
     });
     afterEach(async () => store.close());
+
+    test("a publish's deliveries are written by the next claim; until then they read as pending to the listeners its publish saw", async () => {
+      const early = await listener("early");
+      clock.advance(1);
+      const m1 = await publish();
+      clock.advance(1);
+      const late = await listener("late"); // after m1's commit: m1 is not for it
+      clock.advance(1);
+      expect(await store.messages.deliveries(org, queue.id, m1.id)).toEqual([{
+        listenerId: early.id, listenerName: "early", state: "pending", attempts: 0, nextAttemptAt: m1.createdAt,
+        lastStatus: null, lastError: null, updatedAt: m1.createdAt,
+      }]);
+      const m2 = await publish();
+      const claimed = await claim();
+      expect(claimed.map((c) => [c.message.id, c.listener.id])).toEqual([[m1.id, early.id], [m2.id, early.id], [m2.id, late.id]]);
+      expect((await store.messages.deliveries(org, queue.id, m1.id)).map((d) => [d.listenerName, d.state])).toEqual([["early", "sending"]]);
+      expect(await claim()).toEqual([]);
+    });
+
+    test("the seq of a deleted newest message is not given out again, so the next message still goes out", async () => {
+      await listener("one");
+      const m1 = await publish();
+      expect((await claim()).map((c) => c.message.id)).toEqual([m1.id]);
+      await store.messages.delete(org, queue.id, m1.id, clock.now(), actor);
+      const m2 = await publish();
+      expect((await claim()).map((c) => c.message.id)).toEqual([m2.id]);
+    });
+
+    test("a backlog of messages is fanned out a slice at a time, the claim asking to be called again at once", async () => {
+      await listener("one");
+      await Promise.all(Array.from({ length: FANOUT_CHUNK + 5 }, () => publish()));
+      const first = await store.deliveries.claimDue(request({ limit: 10_000, perListener: 10_000 }), clock.now());
+      expect(first.claimed.length).toBe(FANOUT_CHUNK);
+      expect(first.nextDueAt).toBe(clock.now());
+      expect((await claim()).length).toBe(5);
+    });
 
     test("a claim leases due deliveries oldest first with what is needed to send them", async () => {
       const l = await listener("one");

@@ -4,6 +4,7 @@ import * as schema from "./schema.ts";
 import { BUSY_TIMEOUT_MS } from "./db.ts";
 import { eventKeys } from "./events.ts";
 import { queueReads } from "./queues.ts";
+import { messageSeqs } from "./fanout.ts";
 import { GroupCommit } from "./group-commit.ts";
 import type { LockSignal } from "./lock-signal.ts";
 import type { Conn, Db } from "./shared.ts";
@@ -15,7 +16,7 @@ import type { Conn, Db } from "./shared.ts";
  */
 export function connect(sqlite: Database, signal?: LockSignal): Conn {
   const db = drizzle(sqlite, { schema }) as Db;
-  const memos = [eventKeys.of(sqlite), queueReads.of(sqlite)];
+  const memos = [eventKeys.of(sqlite), queueReads.of(sqlite), messageSeqs.of(sqlite)];
   const onBegin = () => memos.forEach((memo) => memo.clear());
   const commits = new GroupCommit(sqlite, BUSY_TIMEOUT_MS, onBegin, signal);
   return { db, write: (fn, options) => commits.run(() => fn(db), options?.mode) };

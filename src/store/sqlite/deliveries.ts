@@ -118,6 +118,20 @@ function settleAll(s: Statements, items: Completion[], now: number): boolean[] {
 }
 
 type Held = { id: number; listenerSeq: number; messageId: string };
+type FanoutState = { cursor: number; top: number };
+
+/**
+ * Writes the deliveries of the next slice of messages past the cursor and moves it (fanout.ts); true when
+ * messages remain past it. Inside the caller's transaction, which re-reads the cursor under the write lock.
+ */
+function fanOut(s: Statements): boolean {
+  const { cursor, top } = s.fanoutState.get() as FanoutState;
+  if (top <= cursor) return false;
+  const { upTo } = s.fanoutUpTo.get({ cursor }) as { upTo: number };
+  s.fanOut.run({ cursor, upTo });
+  s.advanceFanout.run({ upTo });
+  return upTo < top;
+}
 
 /** The rows leased under `token`, in the order they were chosen; each listener's fields are read once. */
 function leasedDetails(s: Statements, ids: number[], token: string, now: number): ClaimedDelivery[] {
@@ -143,13 +157,17 @@ function transactions(sqlite: Database, s: Statements) {
   const nonce = randomBase62(6);
   let claims = 0;
   return {
-    // Leases only; the caller reads the leased rows' details after the commit (completeAndClaim).
-    completeAndLease: immediate((items: Completion[], ids: number[], leaseMs: number, owner: string, now: number) => {
+    // Leases only; the caller reads the leased rows' details after the commit (completeAndClaim). `choose` is
+    // the rows chosen before the transaction, or, when messages wait for their fan-out, the choice to make
+    // after it, so that their deliveries go out in this step.
+    completeAndLease: immediate((items: Completion[], choose: number[] | (() => number[]), leaseMs: number, owner: string, now: number) => {
+      const more = typeof choose === "function" && fanOut(s);
       const settled = settleAll(s, items, now);
-      if (ids.length === 0) return { settled, token: null };
+      const ids = typeof choose === "function" ? choose() : choose;
+      if (ids.length === 0) return { settled, token: null, ids, more };
       const token = `${owner}:${nonce}.${++claims}`;
       s.lease.run({ ids: JSON.stringify(ids), token, expires: now + leaseMs, now });
-      return { settled, token };
+      return { settled, token, ids, more };
     }),
     complete: immediate((items: Completion[], now: number) => settleAll(s, items, now)),
     hold: immediate((leases: Lease[], now: number) => leases.map((l) => s.hold.run({ id: l.id, token: l.token, now }).changes > 0)),
@@ -178,14 +196,19 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
   const write = <T>(fn: () => T) => whenUnlocked(sqlite, fn, signal);
   const completeAndClaim: DeliveryStore["completeAndClaim"] = async (items, req, now) => {
     // The rows being settled are `sending`, so none can be chosen here; a retry they schedule is a later step's.
-    const ids = chooseDue(s, req, now);
-    const { settled, token } = items.length || ids.length ? await write(() => tx.completeAndLease(items, ids, req.leaseMs, req.owner, now)) : { settled: [], token: null };
+    const fanout = s.fanoutState.get() as FanoutState;
+    const choose = fanout.top > fanout.cursor ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
+    const { settled, token, ids, more } = items.length || typeof choose === "function" || choose.length
+      ? await write(() => tx.completeAndLease(items, choose, req.leaseMs, req.owner, now))
+      : { settled: [], token: null, ids: [], more: false };
     // The details (URL, secrets, the message's data) are read after the commit, which holds the write lock the
     // publishes wait for only as long as the leasing takes: ingest with one listener 6.9-8.9k against
     // 6.7-7.7k msg/s (six alternated probe pairs, all six higher). The lease token keeps the rows this
     // worker's meanwhile; a row deleted in between (its message, listener or queue) is simply not returned.
     const claimed = token ? leasedDetails(s, ids, token, now) : [];
-    // Another read after the commit; skipped when the caller will step again anyway.
+    // Another read after the commit; skipped when the caller will step again anyway. Messages left past the
+    // fan-out slice are due now.
+    if (more) return { settled, claimed, nextDueAt: now };
     const next = req.wantsNextDue === false ? null : (s.nextDue.get({ now }) as { at: number | null } | null);
     return { settled, claimed, nextDueAt: next?.at ?? null };
   };

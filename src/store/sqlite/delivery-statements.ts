@@ -5,11 +5,24 @@
  * (`state = 'pending'`, `state = 'sending'`). delivery-statements.test.ts checks every plan.
  */
 import type { Database, Statement } from "bun:sqlite";
+import { FANOUT_CHUNK } from "../deliveries.ts";
 
 /** Newest 100 kept: the oldest id drops out when a new one joins a full list. */
 const MISSED_KEEP = 100;
 
 export const SQL = {
+  // Fan-out (fanout.ts): the newest message against the cursor, read before taking the write lock.
+  fanoutState: `SELECT coalesce(max(message_seq), 0) AS cursor, (SELECT coalesce(max(seq), 0) FROM messages) AS top FROM fanout`,
+  // The last message of the next slice past the cursor.
+  fanoutUpTo: `SELECT coalesce((SELECT seq FROM messages WHERE seq > $cursor ORDER BY seq LIMIT 1 OFFSET ${FANOUT_CHUNK - 1}),
+      (SELECT max(seq) FROM messages)) AS upTo`,
+  // Each message to the listeners its publish saw (created before it: from_seq below its seq), due at its publish.
+  fanOut: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
+    SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
+    FROM messages m JOIN listeners l ON l.queue_id = m.queue_id AND l.from_seq < m.seq
+    WHERE m.seq > $cursor AND m.seq <= $upTo`,
+  advanceFanout: `INSERT INTO fanout (id, message_seq) VALUES (1, $upTo)
+    ON CONFLICT (id) DO UPDATE SET message_seq = excluded.message_seq`,
   // CROSS JOIN fixes the join order (deliveries by rowid first) whatever the table statistics say.
   // A unary + keeps SQLite from scanning an index on `state` where the rowid already names the row.
   // Oldest due first, one window at a time: ($at, $id) is where the previous window ended (-1, 0 for the first).

@@ -2,6 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { listeners } from "./schema.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue } from "./queues.ts";
+import { lastMessageSeq } from "./fanout.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerSecrets, ListenerStore } from "../index.ts";
@@ -46,6 +47,8 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const row = {
           id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
           secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now,
+          // It receives the messages published after this commit (fanout.ts).
+          fromSeq: lastMessageSeq(tx),
         };
         unique(taken(input.name), () => tx.insert(listeners).values(row).run());
         recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { applyMigrations } from "./migrations.ts";
 import { migrations } from "./migrations.gen.ts";
 import { openDatabase } from "./db.ts";
+import { deliveryStore } from "./deliveries.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -49,6 +50,17 @@ test("upgrading keeps every message, delivery and attempt, and the cascades stil
   expect(db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()!.foreign_keys).toBe(1);
   db.run("DELETE FROM messages WHERE id = 'm_2'");
   expect([count(db, "deliveries"), count(db, "attempts")]).toEqual([2, 2]);
+  db.close();
+});
+
+test("upgrading puts the fan-out cursor past the messages there, whose deliveries exist: none is fanned out twice", async () => {
+  const db = firstReleaseDatabase();
+  applyMigrations(db);
+  expect(db.query("SELECT id, message_seq FROM fanout").all()).toEqual([{ id: 1, message_seq: 3 }]);
+  expect(db.query("SELECT from_seq FROM listeners").all()).toEqual([{ from_seq: 0 }]);
+  const claim = await deliveryStore(db).claimDue({ owner: "w", leaseMs: 1000, limit: 100, perListener: 100, busy: new Map() }, 10);
+  expect(claim.claimed.map((c) => c.message.id)).toEqual(["m_1", "m_2", "m_3"]);
+  expect(count(db, "deliveries")).toBe(3);
   db.close();
 });
 

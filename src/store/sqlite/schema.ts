@@ -69,6 +69,8 @@ export const listeners = sqliteTable(
     acknowledgedCount: integer("acknowledged_count").notNull().default(0),
     missedCount: integer("missed_count").notNull().default(0),
     missed: text("missed").notNull().default("[]"),
+    // The last message seq given out when the listener was created (fanout.ts): it receives the messages after it.
+    fromSeq: integer("from_seq").notNull().default(0),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
@@ -95,6 +97,15 @@ export const messages = sqliteTable(
   },
   (t) => [index("messages_queue").on(t.queueId, t.seq), index("messages_org").on(t.orgId, t.seq)],
 );
+
+/**
+ * One row: the seq of the last message whose deliveries exist (fanout.ts). A publish writes its message only; the
+ * delivery worker writes the deliveries of the messages past this point, and moves it, in one transaction.
+ */
+export const fanout = sqliteTable("fanout", {
+  id: integer("id").primaryKey(),
+  messageSeq: integer("message_seq").notNull(),
+});
 
 export const deliveries = sqliteTable(
   "deliveries",

@@ -1,0 +1,42 @@
+/**
+ * Fan-out after the publish. A publish commits its message (and its usage event) only; the delivery worker then
+ * writes one pending delivery per listener for every message past the `fanout` cursor, and moves the cursor, in
+ * one transaction (deliveries.ts). The publish was the API thread's hot path, and the delivery row and its four
+ * indexes were a third of its SQLite time; the worker writes them for many messages in one statement.
+ *
+ * Which listeners a message goes to is still decided by the publish's commit: a listener receives the messages
+ * whose seq is above its `from_seq`, the last seq given out when it was created. For that, seqs only grow: a
+ * message's seq is above both the newest message and the cursor (the newest message may have been deleted after
+ * its fan-out, and a rowid would then be given out again, behind the cursor). Both are read once per write
+ * transaction (the memo), since nothing else writes messages while this connection holds the write lock.
+ *
+ * Between the commit and the worker's next step (a millisecond or two under load) the message has no delivery
+ * rows; its deliveries read as pending, due at its publish (messages.ts).
+ */
+import { transactionMemo } from "./transaction-memo.ts";
+import type { Db, Tx } from "./shared.ts";
+
+/** The last message seq given out in the current write transaction of a connection (one key: ""). */
+export const messageSeqs = transactionMemo<number>();
+
+/** The last seq given out: the newest message's, or the cursor if the newest messages were deleted since. */
+export function lastMessageSeq(tx: Tx | Db): number {
+  return tx.$client
+    .query<{ seq: number }, []>(
+      "SELECT max((SELECT coalesce(max(seq), 0) FROM messages), (SELECT coalesce(max(message_seq), 0) FROM fanout)) AS seq",
+    )
+    .get()!.seq;
+}
+
+/** The seq of the next message published in this transaction. */
+export function nextMessageSeq(tx: Tx): number {
+  const memo = messageSeqs.during(tx.$client);
+  const seq = (memo?.get("") ?? lastMessageSeq(tx)) + 1;
+  memo?.set("", seq);
+  return seq;
+}
+
+/** The cursor: the seq of the last message whose deliveries have been written. */
+export function fannedOutUpTo(db: Tx | Db): number {
+  return db.$client.query<{ seq: number }, []>("SELECT coalesce(max(message_seq), 0) AS seq FROM fanout").get()!.seq;
+}
