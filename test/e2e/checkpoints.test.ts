@@ -1,7 +1,6 @@
 /**
  * The WAL stays bounded: no connection checkpoints inside its commits (a checkpoint would stall requests), so
- * the checkpoint thread's timer must fold the WAL back once it grows past its threshold (16 MiB) or at its clock
- * (500 ms), and cut it once quiet.
+ * the checkpoint thread's timer must fold the WAL back once it grows past its threshold (4 MiB), and cut it.
  * Both from source and from the compiled binary, where the thread is a separate entry point of the build: a
  * thread that cannot start falls back to the main thread and logs it, which this test also rules out.
  */

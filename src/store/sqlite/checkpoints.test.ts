@@ -40,7 +40,7 @@ test("under steady writes the WAL is restarted and reused, not cut, and cut once
     let restarted = false;
     let most = 0;
     let rows = 0;
-    // 1 MB a write, one every 10-20 ms: the 16 MiB threshold is crossed every few hundred ms.
+    // 1 MB per 10 ms write: the 4 MiB threshold is crossed every few ticks.
     for (const until = performance.now() + 1500; performance.now() < until; rows += 250) {
       if (rows > 0 && walBytes(path) === 0) cut = true; // the timer ran during the sleep
       db.transaction(() => {

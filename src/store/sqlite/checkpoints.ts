@@ -20,11 +20,9 @@
  * RESTART and TRUNCATE wait for readers, so they get a short busy timeout of their own: a long reader (a backup,
  * a large list) then leaves the checkpoint partial for this round (reported as a row, not an error) instead of
  * stalling this thread for the connection's full 5 s.
- * A checkpoint starts when the WAL holds 16 MiB not yet copied (SQLite's own threshold is 1000 pages), checked
+ * A checkpoint starts when the WAL holds 4 MiB not yet copied (SQLite's own threshold is 1000 pages), checked
  * often, and at least every 500 ms: a clock alone let a burst of publishes pile up 16k frames between two ticks,
- * an 83 ms stall. 16 MiB rather than 4: a page that commits keep changing (an index's last leaf) is copied once
- * per checkpoint, so fewer checkpoints copy less; ingest +2.4-3.0 % in three alternated probe pairs, and 32 MiB
- * was no better than 16. After a partial (busy) round only the clock starts the next one, so a long reader does not make
+ * an 83 ms stall. After a partial (busy) round only the clock starts the next one, so a long reader does not make
  * this thread wait every tick.
  */
 import type { Database } from "bun:sqlite";
@@ -36,7 +34,7 @@ import type { LockSignal } from "./lock-signal.ts";
 const CHECKPOINT_EVERY_MS = 500;
 const CHECKPOINT_WAIT_MS = 100;
 const WAL_CHECK_EVERY_MS = 50;
-const CHECKPOINT_AT_BYTES = 16 * 1024 * 1024;
+const CHECKPOINT_AT_BYTES = 4 * 1024 * 1024;
 /** A WAL frame is a 24-byte header and one page. */
 const FRAME_HEADER_BYTES = 24;
 
