@@ -69,6 +69,16 @@ for (const backend of BACKENDS) {
       expect((await claim()).map((c) => c.message.id)).toEqual([m2.id]);
     });
 
+    test("a listener created after a message deleted before its fan-out still gets the next message", async () => {
+      const early = await listener("early");
+      const m1 = await publish();
+      const late = await listener("late"); // after m1: its from_seq is m1's seq
+      await store.messages.delete(org, queue.id, m1.id, clock.now(), actor); // m1's seq is the newest no more
+      const m2 = await publish();
+      const claimed = await claim();
+      expect(claimed.map((c) => [c.message.id, c.listener.id])).toEqual([[m2.id, early.id], [m2.id, late.id]]);
+    });
+
     test("a backlog of messages is fanned out a slice at a time, the claim asking to be called again at once", async () => {
       await listener("one");
       await Promise.all(Array.from({ length: FANOUT_CHUNK + 5 }, () => publish()));

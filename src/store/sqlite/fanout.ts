@@ -6,9 +6,11 @@
  *
  * Which listeners a message goes to is still decided by the publish's commit: a listener receives the messages
  * whose seq is above its `from_seq`, the last seq given out when it was created. For that, seqs only grow: a
- * message's seq is above both the newest message and the cursor (the newest message may have been deleted after
- * its fan-out, and a rowid would then be given out again, behind the cursor). Both are read once per write
- * transaction (the memo), since nothing else writes messages while this connection holds the write lock.
+ * message's seq is above the newest message's, the cursor and every listener's `from_seq`. The newest message
+ * may have been deleted since: after its fan-out a rowid would then come back behind the cursor, and before it,
+ * at or below the `from_seq` of a listener created in between, which would then miss the new message. The three
+ * are read once per write transaction (the memo), since nothing else gives out seqs while this connection holds
+ * the write lock.
  *
  * Between the commit and the worker's next step (a millisecond or two under load) the message has no delivery
  * rows; its deliveries read as pending, due at its publish (messages.ts).
@@ -19,13 +21,13 @@ import type { Db, Tx } from "./shared.ts";
 /** The last message seq given out in the current write transaction of a connection (one key: ""). */
 export const messageSeqs = transactionMemo<number>();
 
-/** The last seq given out: the newest message's, or the cursor if the newest messages were deleted since. */
+/** Each maximum is one step down an index (fanout.test.ts checks the plan). */
+export const LAST_SEQ_SQL = `SELECT max((SELECT coalesce(max(seq), 0) FROM messages),
+  (SELECT coalesce(max(message_seq), 0) FROM fanout), (SELECT coalesce(max(from_seq), 0) FROM listeners)) AS seq`;
+
+/** The last seq given out: the newest message's, or, if the newest messages were deleted since, the cursor's or a listener's. */
 export function lastMessageSeq(tx: Tx | Db): number {
-  return tx.$client
-    .query<{ seq: number }, []>(
-      "SELECT max((SELECT coalesce(max(seq), 0) FROM messages), (SELECT coalesce(max(message_seq), 0) FROM fanout)) AS seq",
-    )
-    .get()!.seq;
+  return tx.$client.query<{ seq: number }, []>(LAST_SEQ_SQL).get()!.seq;
 }
 
 /** The seq of the next message published in this transaction. */

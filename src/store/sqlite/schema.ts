@@ -77,6 +77,8 @@ export const listeners = sqliteTable(
     uniqueIndex("listeners_queue_name").on(t.queueId, t.name),
     index("listeners_org").on(t.orgId, t.seq),
     index("listeners_probe").on(t.nextProbeAt),
+    // The highest from_seq is a seq given out: the next message's must be above it (fanout.ts).
+    index("listeners_from_seq").on(t.fromSeq),
   ],
 );
 

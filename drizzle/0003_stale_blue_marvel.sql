@@ -1,0 +1,1 @@
+CREATE INDEX `listeners_from_seq` ON `listeners` (`from_seq`);
