@@ -26,10 +26,13 @@ export type Lease = { id: number; token: string };
 
 /**
  * A publish writes its message only; a claim first writes the deliveries of the messages published since the last
- * one, at most this many messages per claim (a backlog left by a stopped worker goes a slice at a time, and the
- * claim then reports `nextDueAt` now).
+ * one, a slice at a time: at most this many messages, and no message past the one that brings the slice's
+ * deliveries to FANOUT_ROWS (so the slice holds at most that many plus one message's). A backlog left by a
+ * stopped worker, or a burst to a queue with many listeners, then never holds the write lock for long; the claim
+ * reports `nextDueAt` now while messages remain.
  */
 export const FANOUT_CHUNK = 2_000;
+export const FANOUT_ROWS = 4_000;
 
 /** A delivery leased to the caller, with everything needed to send it. */
 export interface ClaimedDelivery extends Lease {

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { BACKENDS } from "./backends.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import type { Actor, Listener, Queue, Store } from "../../src/store/index.ts";
-import { FANOUT_CHUNK, type ClaimedDelivery, type ClaimRequest, type Completion, type Settlement } from "../../src/store/deliveries.ts";
+import { FANOUT_CHUNK, FANOUT_ROWS, type ClaimedDelivery, type ClaimRequest, type Completion, type Settlement } from "../../src/store/deliveries.ts";
 
 const actor: Actor = { keyId: "key_test", keyName: "test" };
 const LEASE = 10_000;
@@ -86,6 +86,19 @@ for (const backend of BACKENDS) {
       expect(first.claimed.length).toBe(FANOUT_CHUNK);
       expect(first.nextDueAt).toBe(clock.now());
       expect((await claim()).length).toBe(5);
+    });
+
+    test("a burst to a queue with many listeners is fanned out a bounded number of deliveries at a time", async () => {
+      const listeners = 7;
+      for (let i = 0; i < listeners; i++) await listener(`l${i}`);
+      const messages = Math.ceil(FANOUT_ROWS / listeners) + 10;
+      await Promise.all(Array.from({ length: messages }, () => publish()));
+      const wide = request({ limit: 100_000, perListener: 100_000 });
+      const first = await store.deliveries.claimDue(wide, clock.now());
+      // Up to the message holding the FANOUT_ROWS-th delivery, whole.
+      expect(first.claimed.length).toBe(Math.ceil(FANOUT_ROWS / listeners) * listeners);
+      expect(first.nextDueAt).toBe(clock.now());
+      expect((await store.deliveries.claimDue(wide, clock.now())).claimed.length).toBe(messages * listeners - first.claimed.length);
     });
 
     test("a claim leases due deliveries oldest first with what is needed to send them", async () => {

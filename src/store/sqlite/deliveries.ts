@@ -127,7 +127,7 @@ type FanoutState = { cursor: number; top: number };
 function fanOut(s: Statements): boolean {
   const { cursor, top } = s.fanoutState.get() as FanoutState;
   if (top <= cursor) return false;
-  const { upTo } = s.fanoutUpTo.get({ cursor }) as { upTo: number };
+  const { upTo } = s.fanoutUpTo.get({ cursor, top }) as { upTo: number };
   s.fanOut.run({ cursor, upTo });
   s.advanceFanout.run({ upTo });
   return upTo < top;

@@ -5,7 +5,7 @@
  * (`state = 'pending'`, `state = 'sending'`). delivery-statements.test.ts checks every plan.
  */
 import type { Database, Statement } from "bun:sqlite";
-import { FANOUT_CHUNK } from "../deliveries.ts";
+import { FANOUT_CHUNK, FANOUT_ROWS } from "../deliveries.ts";
 
 /** Newest 100 kept: the oldest id drops out when a new one joins a full list. */
 const MISSED_KEEP = 100;
@@ -13,9 +13,12 @@ const MISSED_KEEP = 100;
 export const SQL = {
   // Fan-out (fanout.ts): the newest message against the cursor, read before taking the write lock.
   fanoutState: `SELECT coalesce(max(message_seq), 0) AS cursor, (SELECT coalesce(max(seq), 0) FROM messages) AS top FROM fanout`,
-  // The last message of the next slice past the cursor.
-  fanoutUpTo: `SELECT coalesce((SELECT seq FROM messages WHERE seq > $cursor ORDER BY seq LIMIT 1 OFFSET ${FANOUT_CHUNK - 1}),
-      (SELECT max(seq) FROM messages)) AS upTo`,
+  // The last message of the next slice past the cursor: its FANOUT_CHUNK-th message, or the one that holds its
+  // FANOUT_ROWS-th delivery, whichever comes first, or else the newest.
+  fanoutUpTo: `SELECT min(
+      coalesce((SELECT seq FROM messages WHERE seq > $cursor ORDER BY seq LIMIT 1 OFFSET ${FANOUT_CHUNK - 1}), $top),
+      coalesce((SELECT m.seq FROM messages m JOIN listeners l ON l.queue_id = m.queue_id AND l.from_seq < m.seq
+        WHERE m.seq > $cursor ORDER BY m.seq LIMIT 1 OFFSET ${FANOUT_ROWS - 1}), $top)) AS upTo`,
   // Each message to the listeners its publish saw (created before it: from_seq below its seq), due at its publish.
   fanOut: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
     SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
