@@ -12,10 +12,9 @@ const dir = mkdtempSync(join(tmpdir(), "fanout-plan-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // Full scans allowed on purpose: the fairness pass walks listeners (rare, under backpressure); giving back a
-// dead worker's leases walks the rows in flight, which the concurrency cap keeps few; the fan-out cursor is one row.
+// dead worker's leases walks the rows in flight, which the concurrency cap keeps few.
 const ALLOWED_SCANS: Record<string, RegExp> = {
   listenersWithDue: /^SCAN l$/,
-  fanoutState: /^SCAN fanout$/,
   releaseOwner: /^SCAN deliveries USING INDEX deliveries_lease$/,
 };
 // Statements whose cost must not grow with the number of rows of the same state.

@@ -6,13 +6,14 @@
  */
 import type { Database, Statement } from "bun:sqlite";
 import { FANOUT_CHUNK, FANOUT_ROWS } from "../deliveries.ts";
+import { CURSOR_SQL } from "./fanout.ts";
 
 /** Newest 100 kept: the oldest id drops out when a new one joins a full list. */
 const MISSED_KEEP = 100;
 
 export const SQL = {
   // Fan-out (fanout.ts): the newest message against the cursor, read before taking the write lock.
-  fanoutState: `SELECT coalesce(max(message_seq), 0) AS cursor, (SELECT coalesce(max(seq), 0) FROM messages) AS top FROM fanout`,
+  fanoutState: `SELECT ${CURSOR_SQL} AS cursor, (SELECT coalesce(max(seq), 0) FROM messages) AS top`,
   // The last message of the next slice past the cursor: its FANOUT_CHUNK-th message, or the one that holds its
   // FANOUT_ROWS-th delivery, whichever comes first, or else the newest.
   fanoutUpTo: `SELECT min(

@@ -21,9 +21,12 @@ import type { Db, Tx } from "./shared.ts";
 /** The last message seq given out in the current write transaction of a connection (one key: ""). */
 export const messageSeqs = transactionMemo<number>();
 
+/** The cursor, as an SQL expression: 0 before any fan-out. */
+export const CURSOR_SQL = "(SELECT coalesce(max(message_seq), 0) FROM fanout)";
+
 /** Each maximum is one step down an index (fanout.test.ts checks the plan). */
-export const LAST_SEQ_SQL = `SELECT max((SELECT coalesce(max(seq), 0) FROM messages),
-  (SELECT coalesce(max(message_seq), 0) FROM fanout), (SELECT coalesce(max(from_seq), 0) FROM listeners)) AS seq`;
+export const LAST_SEQ_SQL = `SELECT max((SELECT coalesce(max(seq), 0) FROM messages), ${CURSOR_SQL},
+  (SELECT coalesce(max(from_seq), 0) FROM listeners)) AS seq`;
 
 /** The last seq given out: the newest message's, or, if the newest messages were deleted since, the cursor's or a listener's. */
 export function lastMessageSeq(tx: Tx | Db): number {
@@ -40,5 +43,5 @@ export function nextMessageSeq(tx: Tx): number {
 
 /** The cursor: the seq of the last message whose deliveries have been written. */
 export function fannedOutUpTo(db: Tx | Db): number {
-  return db.$client.query<{ seq: number }, []>("SELECT coalesce(max(message_seq), 0) AS seq FROM fanout").get()!.seq;
+  return db.$client.query<{ seq: number }, []>(`SELECT ${CURSOR_SQL} AS seq`).get()!.seq;
 }

@@ -19,6 +19,18 @@ const fresh = () => {
   db.run("CREATE TABLE t (v INTEGER UNIQUE)");
   return { db, path };
 };
+/** Whether the running unit has a savepoint of its own: only inside a guarded unit can `unit` be released. */
+function inUnitSavepoint(db: Database): boolean {
+  try {
+    db.run("SAVEPOINT probe");
+    db.run("RELEASE unit");
+    return true;
+  } catch {
+    db.run("RELEASE probe");
+    return false;
+  }
+}
+
 const count = (db: Database) => db.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n;
 
 test("writes that arrive together share one transaction; a failing unit is rolled back alone", async () => {
@@ -42,12 +54,7 @@ test("a checked unit runs without a savepoint; its AppError, thrown before any w
   const commits = new GroupCommit(db, 1000);
   let savepointInside: boolean | undefined;
   const checked = () => {
-    try {
-      db.run("RELEASE unit"); // exists only inside a guarded unit
-      savepointInside = true;
-    } catch {
-      savepointInside = false;
-    }
+    savepointInside = inUnitSavepoint(db);
     db.run("INSERT INTO t (v) VALUES (2)");
   };
   const refused = () => {
@@ -91,15 +98,7 @@ test("a unit alone commits in a transaction of its own, without a savepoint, bet
   const insert = (v: number) => () => db.run("INSERT INTO t (v) VALUES (?)", [v]);
   let savepointInside: boolean | undefined;
   const alone = () => {
-    // Inside a batch's unit, the unit's savepoint exists and can be released; alone, there is none.
-    try {
-      db.run("SAVEPOINT probe");
-      db.run("RELEASE unit");
-      savepointInside = true;
-    } catch {
-      savepointInside = false;
-      db.run("RELEASE probe");
-    }
+    savepointInside = inUnitSavepoint(db);
     db.run("INSERT INTO t (v) VALUES (2)");
   };
   const results = await Promise.allSettled([commits.run(insert(1)), commits.run(alone, "alone"), commits.run(insert(3))]);
