@@ -174,3 +174,43 @@ test("stop gives back the rows ready but not sent, due at once", async () => {
   }
   expect(inFlight.length).toBe(1); // the ready row was never sent
 });
+
+test("results of sends refilled from the ready list wait for the batch; a slot left empty steps at once", async () => {
+  await listener("a");
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) ids.push((await publish()).id);
+  loop({ listenerCap: 1, batchMs: 60_000 }).start();
+  // One claim: one row sent, three ready (READY_PER_CAP).
+  await until(() => inFlight.length === 1);
+  for (let i = 0; i < 3; i++) {
+    const body = inFlight[0]!.request.body;
+    inFlight[0]!.answer(200);
+    await until(() => inFlight.length === 1 && inFlight[0]!.request.body !== body);
+  }
+  await settle();
+  // Three results gathered, none written: each slot went on sending from the ready list.
+  expect(await Promise.all(ids.map(states))).toEqual([["sending"], ["sending"], ["sending"], ["sending"]]);
+  // The last ready row's end leaves the slot empty: a step at once writes all four, well before the batch time.
+  inFlight[0]!.answer(200);
+  await until(async () => (await Promise.all(ids.map(states))).every((s) => s[0] === "acknowledged"));
+});
+
+test("a nudge steps at once when nothing is in flight, and joins the next batch otherwise", async () => {
+  await listener("a");
+  const first = await publish();
+  const l = loop({ batchMs: 60_000 });
+  l.start();
+  await until(() => inFlight.length === 1);
+  const second = await publish();
+  l.nudge();
+  await Bun.sleep(50);
+  expect(inFlight.length).toBe(1); // the listener has a free slot, but the second message waits for the batch
+  expect(await states(second.id)).toEqual(["pending"]);
+  inFlight[0]!.answer(200); // the slot is left empty: a step at once settles the first and claims the second
+  await until(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(second.id));
+  inFlight[0]!.answer(200);
+  await until(async () => (await states(first.id))[0] === "acknowledged" && (await states(second.id))[0] === "acknowledged");
+  const third = await publish();
+  l.nudge(); // nothing in flight: at once
+  await until(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(third.id));
+});

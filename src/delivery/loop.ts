@@ -16,6 +16,14 @@
 // due while nothing else happens). The poll also runs the housekeeping: expired leases back to pending (a
 // crashed worker's rows), held deliveries past the allowed wait to missed, liveness probes.
 //
+// A step costs about the same for one row as for fifty (the transaction, its commit, the reads that choose),
+// so work that can wait is batched: a result whose slot was refilled from the ready list, and a nudge while
+// requests are in flight, ask for a step within BATCH_MS of the last one (`soon`). A slot left empty, an idle
+// worker's nudge and a due time step at once (`wake`), so a quiet service sends without delay and a ready list
+// that runs dry is topped up at once. Under ingest with one listener this cut the worker's CPU per delivery,
+// and lifted ingest 0.505 -> 0.541 of the baseline and the drain of 50,000 deliveries 20.4k -> 24.1k/s; 10 ms
+// batches gained little more on ingest and lost fan-out rate and p99 delay (see the README's Performance).
+//
 // Stop: no new claims and no new sends; sends in flight get until the drain deadline; their results are
 // written; the rest (unfinished sends, ready rows) are given back (release), so the next start sends them at
 // once rather than after lease expiry.
@@ -28,6 +36,8 @@ import type { Prober } from "./liveness.ts";
 export const LEASE_MARGIN_MS = 5_000;
 export const POLL_MS = 250;
 const MAX_BATCH = 256;
+/** The longest a result or a new message waits for a step while every slot has a row to send. */
+export const BATCH_MS = 5;
 /**
  * How many times its cap a listener may hold in its ready list, besides the requests in flight. The list must
  * outlast a step that waits for the write lock, a checkpoint or a collection: with one listener at 3,500
@@ -49,6 +59,7 @@ export type LoopOptions = {
   /** An error the loop cannot continue from: the worker reports it and exits, the supervisor restarts it. */
   fail: (error: unknown) => void;
   pollMs?: number;
+  batchMs?: number;
 };
 
 export class DeliveryLoop {
@@ -62,6 +73,9 @@ export class DeliveryLoop {
   private held = 0;
   private results: Completion[] = [];
   private stepQueued = false;
+  /** The step `soon` scheduled, if any; `wake` runs it at once instead. */
+  private soonTimer: Timer | undefined;
+  private lastStepAt = -Infinity;
   private stepping = false;
   private again = false;
   private stopping = false;
@@ -83,12 +97,33 @@ export class DeliveryLoop {
    * turn of the event loop; under load that idle gap is what separates the loop from a bare client.
    */
   wake(): void {
+    if (this.soonTimer) {
+      clearTimeout(this.soonTimer);
+      this.soonTimer = undefined;
+    }
     if (this.stepQueued) return;
     this.stepQueued = true;
     setImmediate(() => {
       this.stepQueued = false;
       this.step().catch(this.o.fail);
     });
+  }
+
+  /** A step within the batch time of the last one: for work that can wait while every slot has a row to send. */
+  soon(): void {
+    if (this.stepQueued || this.soonTimer) return;
+    const wait = this.lastStepAt + (this.o.batchMs ?? BATCH_MS) - this.o.now();
+    if (wait <= 0) return this.wake();
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      this.wake();
+    }, wait);
+  }
+
+  /** New messages: an idle worker steps at once; a busy one takes them in its next batch. */
+  nudge(): void {
+    if (this.inFlight.size === 0) this.wake();
+    else this.soon();
   }
 
   get active(): number {
@@ -99,6 +134,7 @@ export class DeliveryLoop {
     this.stopping = true;
     this.o.prober.stop();
     clearInterval(this.poll);
+    clearTimeout(this.soonTimer);
     if (this.due) clearTimeout(this.due.timer);
     if (this.inFlight.size > 0) {
       const drained = new Promise<void>((resolve) => (this.drained = resolve));
@@ -146,6 +182,7 @@ export class DeliveryLoop {
     const results = this.results;
     this.results = [];
     const now = this.o.now();
+    this.lastStepAt = now;
     // A ready row waits for at most READY_PER_CAP rounds of its listener's requests, each ending within one
     // timeout, and then takes one timeout itself.
     const leaseMs = (1 + READY_PER_CAP) * this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
@@ -192,18 +229,21 @@ export class DeliveryLoop {
       bump(this.busy, seq, -1);
       this.held--;
       this.results.push({ ...result, id: c.id, token: c.token, listenerSeq: seq, messageId: c.message.id });
-      if (!this.stopping) this.launchReady(seq);
-      this.wake();
+      // A slot refilled from the ready list goes on sending: its result can wait for the next batch.
+      if (!this.stopping && this.launchReady(seq)) this.soon();
+      else this.wake();
       if (this.inFlight.size === 0) this.drained?.();
     }, this.o.fail);
   }
 
-  private launchReady(seq: number): void {
+  /** Sends the listener's oldest ready row, if it has one. */
+  private launchReady(seq: number): boolean {
     const list = this.ready.get(seq);
     const next = list?.shift();
-    if (!next) return;
+    if (!next) return false;
     if (list!.length === 0) this.ready.delete(seq);
     this.launch(next);
+    return true;
   }
 
   private async flush(): Promise<void> {

@@ -83,7 +83,7 @@ async function stop(drainMs: number): Promise<void> {
 self.onmessage = (event: MessageEvent<ToWorker>) => {
   const m = event.data;
   if (m.type === "start") start(m).catch(fail);
-  else if (m.type === "nudge") loop?.wake();
+  else if (m.type === "nudge") loop?.nudge();
   else if (m.type === "stop") stop(m.drainMs).catch(fail);
 };
 process.on("uncaughtException", fail);
