@@ -117,7 +117,7 @@ const roundsNote = (list: Round[]) =>
   list.length > 1 ? `rounds (each measured back to back): ${list.map((r) => r.ratio.toFixed(2)).join(", ")}; the median round is shown` : undefined;
 
 export async function ingestSection(ctx: Ctx): Promise<void> {
-  const normal = await rounds(ctx, "normal", ["h1", "h2"], ctx.plan.pairRounds);
+  const normal = await rounds(ctx, "normal", ["h1", "h2"], ctx.plan.ingestRounds);
   const full = await rounds(ctx, "full", ["h1"], 1);
   const baselineName = "bare Bun.serve TLS + group commit";
   for (const proto of ["h1", "h2"] as Proto[]) {
