@@ -2,7 +2,7 @@
  * A map per connection that holds only within one write transaction. While a connection holds SQLite's write
  * lock no other writer can change the file, so what a transaction has read can be remembered until it ends;
  * the group commit clears every such map at each BEGIN (conn.ts). Used for the organizations' newest event
- * keys (events.ts) and the queues publishes read (queues.ts).
+ * keys (events.ts), the queues publishes read (queues.ts) and the last message seq given out (fanout.ts).
  */
 import type { Database } from "bun:sqlite";
 
