@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
@@ -96,5 +96,24 @@ test("a checkpoint that fails is reported, and the timer goes on trying", async 
   } finally {
     stop();
     keeper.close();
+  }
+});
+
+// POSIX drops all of a process's fcntl locks on a file when it closes any descriptor of it: reading the -shm must
+// leave SQLite's own locks in place, or another process resets the wal-index under this one.
+test.skipIf(!existsSync("/proc/locks"))("reading the -shm leaves this process's SQLite locks on it in place", () => {
+  const path = join(dir, "locks.db");
+  const db = openDatabase(path, "normal");
+  try {
+    db.run("CREATE TABLE t (x TEXT)");
+    db.run("INSERT INTO t VALUES ('x')");
+    const inode = statSync(`${path}-shm`).ino;
+    const held = () => readFileSync("/proc/locks", "utf8").split("\n").filter((l) => l.includes(` ${process.pid} `) && l.includes(`:${inode} `));
+    const before = held();
+    expect(before.length).toBeGreaterThan(0);
+    for (let i = 0; i < 3; i++) expect(walLog(path)?.frames).toBeGreaterThan(0);
+    expect(held()).toEqual(before);
+  } finally {
+    db.close();
   }
 });

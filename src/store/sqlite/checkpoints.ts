@@ -26,7 +26,7 @@
  * this thread wait every tick.
  */
 import type { Database } from "bun:sqlite";
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { endianness } from "node:os";
 import { BUSY_TIMEOUT_MS } from "./db.ts";
 import type { LockSignal } from "./lock-signal.ts";
@@ -55,23 +55,39 @@ const u32 = (at: number) => (LE ? header.readUInt32LE(at) : header.readUInt32BE(
 const u16 = (at: number) => (LE ? header.readUInt16LE(at) : header.readUInt16BE(at));
 
 /**
+ * Descriptors of -shm files, opened once and kept open. POSIX drops every fcntl lock a process holds on a file
+ * when the process closes any descriptor of that file, and SQLite's locks on the wal-index are such locks. A
+ * descriptor opened and closed for each read released them all. Another process opening the database (a CLI
+ * command, a test's own connection) then found the wal-index unused and reset it under the server, which died
+ * of a Bus error (1 run in 10-15 of the e2e messages tests) and risked the WAL itself. One descriptor is kept
+ * per -shm file a thread reads. It is closed only once the file is unlinked: SQLite holds no lock on that
+ * inode any more.
+ */
+const shmFds = new Map<string, number>();
+
+function shmFd(dbPath: string): number | null {
+  const known = shmFds.get(dbPath);
+  if (known !== undefined && fstatSync(known).nlink > 0) return known;
+  if (known !== undefined) closeSync(known);
+  shmFds.delete(dbPath);
+  try {
+    const fd = openSync(`${dbPath}-shm`, "r");
+    shmFds.set(dbPath, fd);
+    return fd;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * How far the WAL has been written and copied, from the wal-index header at the start of the -shm file
  * (https://www.sqlite.org/walformat.html, in native byte order): mxFrame at byte 16, the page size at 14 (1 means
  * 65,536) and nBackfill at 96. The file size no longer says it once the WAL is reused. One read of 100 bytes,
  * taken without a lock: a torn read only misjudges one tick. null when there is no such file yet.
  */
 export function walLog(dbPath: string): WalLog | null {
-  let fd: number;
-  try {
-    fd = openSync(`${dbPath}-shm`, "r");
-  } catch {
-    return null;
-  }
-  try {
-    if (readSync(fd, header, 0, header.length, 0) < header.length) return null;
-  } finally {
-    closeSync(fd);
-  }
+  const fd = shmFd(dbPath);
+  if (fd === null || readSync(fd, header, 0, header.length, 0) < header.length) return null;
   const page = u16(14);
   return { frames: u32(16), copied: u32(96), pageSize: page === 1 ? 65_536 : page };
 }
