@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { log, notePeak, type Ctx } from "../context.ts";
 import { BENCH_KEY, makeQueue, startFanout } from "../fanout-server.ts";
-import { measureIngest } from "./ingest.ts";
+import { measureIngest, median as medianRound, roundsNote } from "./ingest.ts";
 import type { Load } from "../loadgen.ts";
 import { prefill, type Fill } from "../prefill.ts";
 import { figure } from "../report.ts";
@@ -102,13 +102,11 @@ export async function backlogSection(ctx: Ctx): Promise<void> {
     await empty.stop();
     await full?.stop();
   }
-  const median = measured[Math.floor(measured.length / 2)]!;
+  const median = medianRound(measured);
   const baselineName = "same, empty database";
   const notDelivered = (v: Variant) => (v.drain.count === 0 ? "not delivered: nothing drained before the stall bound" : undefined);
-  const roundsNote = measured.length > 1
-    ? `rounds (each measured back to back): ${measured.map((r) => r.ratio.toFixed(2)).join(", ")}; the median round is shown` : undefined;
   const heldNote = heldArrived > 0 ? `${heldArrived} deliveries reached the down listener` : undefined;
-  const note = [roundsNote, heldNote].filter(Boolean).join("; ") || undefined;
+  const note = [roundsNote(measured), heldNote].filter(Boolean).join("; ") || undefined;
   ctx.figures.push(figure({ section: "backlog", name: `ingest HTTP/1.1, ${held} held`, unit: "msg/s", value: median.backlog.okPerSec,
     baseline: median.empty.okPerSec, baselineName, target: { kind: "ratio>=", value: 0.8 }, note }));
   ctx.figures.push(figure({ section: "backlog", name: `ingest p99, ${held} held`, unit: "ms", value: median.backlog.p99, baseline: median.empty.p99, baselineName }));

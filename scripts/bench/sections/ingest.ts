@@ -112,8 +112,9 @@ async function rounds(ctx: Ctx, durability: Durability, protos: Proto[], count: 
   return out;
 }
 
-const median = (list: Round[]) => list[Math.floor(list.length / 2)]!;
-const roundsNote = (list: Round[]) =>
+/** The round with the median ratio, of rounds sorted by ratio (the backlog section's too). */
+export const median = <R extends { ratio: number }>(list: R[]) => list[Math.floor(list.length / 2)]!;
+export const roundsNote = (list: { ratio: number }[]) =>
   list.length > 1 ? `rounds (each measured back to back): ${list.map((r) => r.ratio.toFixed(2)).join(", ")}; the median round is shown` : undefined;
 
 export async function ingestSection(ctx: Ctx): Promise<void> {
