@@ -2,18 +2,32 @@
 import type { Command, Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import { openSqliteStore } from "./store/sqlite/index.ts";
+import { openPostgresStore } from "./store/postgres/index.ts";
+import { describeTarget, isPostgresUrl, parsePostgresUrl } from "./store/postgres/url.ts";
 import { createOrganization } from "./modules/organizations/onboarding.ts";
 import { AppError } from "./lib/errors.ts";
+import type { Store } from "./store/index.ts";
 
 type Out = { out: (line: string) => void };
 
+/** A command runs one query at a time. */
+const COMMAND_POOL = 2;
+
 export async function runCommand(command: Exclude<Command, { name: "serve" | "help" | "version" }>, config: Config, io: Out): Promise<number> {
   if (config.db === ":memory:") throw new ConfigError(`invalid --db: '${command.name}' needs a database file, not :memory:`);
-  const store = openSqliteStore(config.db, { durability: config.durability });
+  const postgres = isPostgresUrl(config.db);
+  if (postgres && command.name === "backup") {
+    const target = describeTarget(parsePostgresUrl(config.db));
+    throw new ConfigError(`backup copies a SQLite file; back up PostgreSQL with pg_dump, for example: pg_dump --format=custom --file=${command.file} '${target}'`);
+  }
+  const store = postgres
+    ? await openPostgresStore(config.db, { pool: COMMAND_POOL, role: "command" })
+    : openSqliteStore(config.db, { durability: config.durability });
+  const where = postgres ? describeTarget(parsePostgresUrl(config.db)) : (store as ReturnType<typeof openSqliteStore>).path;
   try {
     switch (command.name) {
       case "migrate":
-        io.out(`database ${store.path} is up to date`);
+        io.out(`database ${where} is up to date`);
         return 0;
       case "orgs-list":
         for (const org of await store.orgs.list()) io.out(`${org.id}\t${org.name}`);
@@ -30,7 +44,7 @@ export async function runCommand(command: Exclude<Command, { name: "serve" | "he
   }
 }
 
-async function createOrg(store: ReturnType<typeof openSqliteStore>, name: string, io: Out): Promise<number> {
+async function createOrg(store: Store, name: string, io: Out): Promise<number> {
   try {
     const made = await createOrganization(store, name, undefined, Date.now());
     io.out(`organization ${made.org.name} created`);

@@ -23,6 +23,7 @@ describe("defaults", () => {
       host: "0.0.0.0",
       port: 8443,
       db: "./fanout-data/fanout.db",
+      dbPool: 10,
       tls: true,
       bootstrapOrg: "local.fanout",
       allowTargets: [],
@@ -280,6 +281,28 @@ describe("other values", () => {
     expect(errorOf(["--durability", "FULL"])).toBe("invalid --durability: expected normal or full, got 'FULL'");
     expect(errorOf(["--db="])).toStartWith("invalid --db:");
     expect(errorOf(["--host", "a b"])).toStartWith("invalid --host:");
+  });
+
+  test("--db takes a PostgreSQL URL; a malformed one is refused without echoing its password", () => {
+    for (const url of ["postgres://u:pw@db.example.com:5433/fanout", "postgresql://u@127.0.0.1/fanout?sslmode=require", "postgres://[::1]/f"]) {
+      expect(config(["--db", url]).db).toBe(url);
+    }
+    const bad: [string, string][] = [
+      ["postgres://u:hunter22@db.example.com:5432/", "the URL must name one database"],
+      ["postgres://u:hunter22@/fanout", "not a valid URL"],
+      ["postgres:///fanout", "names no host"],
+      ["postgres://u:hunter22@h:99999/fanout", "not a valid URL"],
+      ["postgres://u:hunter22@h/fanout?sslmode=maybe", "sslmode must be one of"],
+      ["postgresql://u:hunter22@h/fanout?ssl=true", "unknown URL parameter 'ssl'"],
+    ];
+    for (const [url, why] of bad) {
+      const message = errorOf(["--db", url]);
+      expect(message).toStartWith("invalid --db: expected a file path, :memory: or postgres://");
+      expect(message).toContain(why);
+      expect(message).not.toContain("hunter22");
+    }
+    expect(config(["--db-pool", "5"]).dbPool).toBe(5);
+    expect(errorOf([], { FANOUT_DB_POOL: "4" })).toBe("invalid FANOUT_DB_POOL: expected an integer from 5 to 1000, got '4'");
   });
 });
 

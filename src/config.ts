@@ -7,6 +7,7 @@ import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import ipaddr from "ipaddr.js";
 import { durationToMs, MAX_TIMER_MS } from "./lib/durations";
+import { isPostgresUrl, parsePostgresUrl } from "./store/postgres/url.ts";
 
 export type Command =
   | { name: "serve" } | { name: "migrate" } | { name: "version" } | { name: "help" }
@@ -29,6 +30,7 @@ interface Cli {
   about: string; // help text
   expect: string; // completes "expected …" in error lines
   secret?: boolean; // never echoed back in an error
+  show?: (text: string) => string; // how an error line shows the text given, instead of quoting it
   parse: (text: string) => unknown; // malformed text yields something the schema rejects (NaN, undefined)
 }
 
@@ -44,6 +46,20 @@ function toInteger(text: string): number {
 const toMs = (text: string) => durationToMs(text) ?? Number.NaN;
 const toBoolean = (text: string) => BOOLEANS[text.trim().toLowerCase()];
 const toMsList = (text: string) => text.split(",").map((part) => durationToMs(part));
+
+/** Why a PostgreSQL URL cannot be used, or undefined when it can (or the text is a file path). */
+function postgresUrlProblem(text: string): string | undefined {
+  if (!isPostgresUrl(text)) return undefined;
+  try {
+    parsePostgresUrl(text);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+const toDb = (text: string) => (postgresUrlProblem(text) === undefined ? text : undefined);
+// A URL carries a password: an error line says what is wrong with it, never the URL itself.
+const showDb = (text: string) => (isPostgresUrl(text) ? `got a PostgreSQL URL: ${postgresUrlProblem(text)}` : `got '${text}'`);
 
 function toLockout(text: string): { attempts: number; windowMs: number; lockMs: number } | undefined {
   const match = /^(\d+)\/([^:]+):(.+)$/.exec(text.trim());
@@ -76,6 +92,9 @@ function toOrigin(text: string): string | undefined {
   return web && bare && !/[?#]/.test(text) ? url.origin : undefined;
 }
 
+/** The fixed shares of the pool (store/postgres/pool.ts) plus one for the API thread's queries. */
+export const DB_POOL_MIN = 5;
+
 const timer = (min: number) => ({ minimum: min, maximum: MAX_TIMER_MS });
 const DURATION = `a duration such as 250ms, 5s, 2m or 1h (a whole number, at most ${Math.floor(MAX_TIMER_MS / 3_600_000)}h)`;
 const POSITIVE = "a positive integer";
@@ -92,9 +111,19 @@ export const ConfigSchema = Type.Object({
   /** TCP port. 0 lets the kernel pick a free port, so parallel tests and CI never collide. */
   port: setting(Type.Integer({ minimum: 0, maximum: 65535 }), toInteger, "an integer from 0 to 65535",
     { flag: "--port", env: "FANOUT_PORT", arg: "<n>", default: "8443", about: "listen port; 0 picks a free port" }),
-  /** SQLite file path; `:memory:` gives a throwaway instance for tests and CI. */
-  db: setting(Type.String({ minLength: 1 }), asText, "a file path or :memory:", { flag: "--db", env: "FANOUT_DB",
-    arg: "<file>", default: "./fanout-data/fanout.db", about: "SQLite file; :memory: for a throwaway instance" }),
+  /**
+   * SQLite file path; `:memory:` gives a throwaway instance for tests and CI; a postgres:// URL selects PostgreSQL,
+   * which several instances may share.
+   */
+  db: setting(Type.String({ minLength: 1 }), toDb, "a file path, :memory: or postgres://user:password@host:port/database",
+    { flag: "--db", env: "FANOUT_DB", arg: "<file|url>", default: "./fanout-data/fanout.db", show: showDb,
+      about: "SQLite file; :memory: for a throwaway instance; postgres://user:password@host:port/database for PostgreSQL" }),
+  /**
+   * PostgreSQL connections one instance opens at most, over its API and delivery threads (each thread also holds
+   * one for LISTEN beyond it). Bounds what many instances ask of one server's max_connections. Unused with SQLite.
+   */
+  dbPool: setting(Type.Integer({ minimum: DB_POOL_MIN, maximum: 1000 }), toInteger, `an integer from ${DB_POOL_MIN} to 1000`,
+    { flag: "--db-pool", env: "FANOUT_DB_POOL", arg: "<n>", default: "10", about: "PostgreSQL connections per instance" }),
   /** Serve HTTPS. Off only behind a TLS-terminating proxy: API keys travel in a header. */
   tls: setting(Type.Boolean(), toBoolean, "on or off", { flag: "--no-tls", env: "FANOUT_TLS", bare: "off", noValue: true,
     default: "on", about: "--no-tls or FANOUT_TLS=off: plain HTTP/1.1 and h2c, behind a TLS-terminating proxy" }),
@@ -300,7 +329,7 @@ function readSettings(env: Env, flags: Map<Key, Raw>): Config {
     if (raw === undefined) continue;
     const value = cli.parse(raw.text);
     if (!Value.Check(schema, value)) {
-      const got = cli.secret ? `got ${raw.text.length} characters` : `got '${raw.text}'`;
+      const got = cli.secret ? `got ${raw.text.length} characters` : cli.show ? cli.show(raw.text) : `got '${raw.text}'`;
       throw new ConfigError(`invalid ${raw.source}: expected ${cli.expect}, ${got}`);
     }
     config[key] = value;

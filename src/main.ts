@@ -6,6 +6,7 @@ import { ConfigError, HELP_TEXT, loadConfig } from "./config.ts";
 import { runServe } from "./serve.ts";
 import { runCommand } from "./commands.ts";
 import { VERSION } from "./version.ts";
+import { DatabaseUnreachable } from "./store/postgres/client.ts";
 
 async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   try {
@@ -15,7 +16,8 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     if (command.name === "serve") return await runServe(config);
     return await runCommand(command, config, { out: (line) => console.log(line) });
   } catch (e) {
-    if (e instanceof ConfigError) {
+    // A database named by --db that cannot be used at start is a configuration to fix, like a malformed one.
+    if (e instanceof ConfigError || e instanceof DatabaseUnreachable) {
       console.error(`fanout: ${e.message}`);
       return 2;
     }

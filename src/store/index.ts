@@ -1,16 +1,17 @@
 /**
- * The storage contract. Every backend (SQLite now, PostgreSQL later) implements it and passes test/store.
+ * The storage contract. Every backend (SQLite, PostgreSQL) implements it and passes test/store.
  *
  * Invariants every implementation keeps:
  * - Every function over an organization's rows takes `orgId` first; rows of another organization are invisible
  *   (they read as "not found"). The only unscoped reads are `apiKeys.authenticate` (a request has no
  *   organization before its key is known) and the delivery worker's claim, which works across organizations.
- * - Functions return Promises although bun:sqlite is synchronous, so a networked backend fits; each unit of work
- *   is one call, because a bun:sqlite transaction callback cannot await.
+ * - Functions return Promises although bun:sqlite is synchronous, so PostgreSQL fits; each unit of work is one
+ *   call, because a bun:sqlite transaction callback cannot await.
  * - Time is passed in (`now`, epoch ms); no SQL reads the clock.
  * - Every successful write also records its usage event in the same transaction (no change without its event,
  *   no event without its change). `actor` is the calling key.
- * - Errors are AppErrors from lib/errors: 404 for an unknown id, 409 for a duplicate name.
+ * - Errors are AppErrors from lib/errors: 404 for an unknown id, 409 for a duplicate name, 503 (with Retry-After)
+ *   when the database cannot be reached. No error carries a query's parameters (payloads, key hashes).
  */
 import type { QueueMessageSchema } from "../modules/schemas/message-schema.ts";
 import type { DeliveryStore } from "./deliveries.ts";
@@ -194,5 +195,10 @@ export interface Store {
   deliveries: DeliveryStore;
   /** An online, consistent copy of the whole database into `file`. */
   backup(file: string): Promise<void>;
+  /**
+   * Whether this process runs the API process's periodic work now (the usage-events cut-off, sweeps). Processes
+   * sharing a PostgreSQL database take turns; absent (one SQLite server), always.
+   */
+  leads?(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -1,13 +1,13 @@
 /** Conformance: organizations, keys, queues, listeners and messages, scoped to their organization. */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { BACKENDS } from "./backends.ts";
+import { storeBackends } from "./backends.ts";
 import type { Actor, Store } from "../../src/store/index.ts";
 import { AppError } from "../../src/lib/errors.ts";
 
 const actor: Actor = { keyId: "key_test", keyName: "test" };
 const status = async (p: Promise<unknown>) => p.then(() => 200, (e) => (e instanceof AppError ? e.status : 500));
 
-for (const backend of BACKENDS) {
+for (const backend of storeBackends()) {
   describe(`${backend.name} store`, () => {
     let store: Store;
     let a: string;

@@ -1,0 +1,90 @@
+import { and, asc, eq, sql } from "drizzle-orm";
+import { apiKeys } from "./schema.ts";
+import { recordEvent, countOf, type Conn } from "./shared.ts";
+import { guarded } from "./errors.ts";
+import type { PgDb, PgTx } from "./client.ts";
+import { newId } from "../../lib/ids.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { Actor, ApiKey, ApiKeyStore, NewApiKey } from "../index.ts";
+
+type Row = typeof apiKeys.$inferSelect;
+const toKey = (r: Row): ApiKey => ({
+  id: r.id,
+  orgId: r.orgId,
+  name: r.name,
+  status: r.status,
+  scopes: JSON.parse(r.scopes),
+  owner: r.owner,
+  createdAt: r.createdAt,
+});
+
+/** Inside the caller's transaction, so onboarding makes an organization and its owner key atomically. */
+export async function insertKey(tx: PgTx, orgId: string, key: NewApiKey, now: number, actor: Actor | null): Promise<string> {
+  const row = { id: newId("key", now), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash, owner: key.owner, createdAt: now };
+  await tx.insert(apiKeys).values(row);
+  await recordEvent(tx, orgId, "api_key_added", now, actor, { apiKey: { id: row.id, name: row.name } });
+  return row.id;
+}
+
+async function find(db: PgDb | PgTx, orgId: string, id: string): Promise<ApiKey> {
+  const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, id)));
+  if (!row) throw notFound("The API key");
+  return toKey(row);
+}
+
+/**
+ * Found keys are remembered briefly, as on SQLite. A change made by this process clears the cache after it commits;
+ * one made by another instance reaches this one through `forget`, which the store calls on that instance's
+ * notification (notifications.ts), and the lifetime bounds what a lost notification can leave.
+ */
+const CACHE_MS = 5_000;
+const CACHE_MAX = 10_000;
+
+export type CachedApiKeyStore = ApiKeyStore & { forget(): void };
+
+export function apiKeyStore({ db, write }: Conn, changed: () => void): CachedApiKeyStore {
+  const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare("api_key_by_hash");
+  const cache = new Map<string, { key: ApiKey; until: number }>();
+  const forget = () => cache.clear();
+  const afterChange = <T>(p: Promise<T>) => p.then((v) => (forget(), changed(), v));
+  return {
+    forget,
+    create: (orgId, key, now, actor) => write(async (tx) => find(tx, orgId, await insertKey(tx, orgId, key, now, actor))),
+    list: (orgId, page) =>
+      guarded(async () => {
+        const where = eq(apiKeys.orgId, orgId);
+        const rows = await db.select().from(apiKeys).where(where).orderBy(asc(apiKeys.seq)).limit(page.limit).offset(page.offset);
+        return { items: rows.map(toKey), total: await countOf(db, apiKeys, where) };
+      }),
+    get: (orgId, id) => guarded(() => find(db, orgId, id)),
+    update: (orgId, id, patch, now, actor) =>
+      afterChange(write(async (tx) => {
+        await find(tx, orgId, id);
+        const set: Partial<Row> = {};
+        if (patch.name !== undefined) set.name = patch.name;
+        if (patch.status !== undefined) set.status = patch.status;
+        if (patch.scopes !== undefined) set.scopes = JSON.stringify(patch.scopes);
+        if (Object.keys(set).length) await tx.update(apiKeys).set(set).where(eq(apiKeys.id, id));
+        const key = await find(tx, orgId, id);
+        await recordEvent(tx, orgId, "api_key_updated", now, actor, { apiKey: { id, name: key.name } });
+        return key;
+      })),
+    delete: (orgId, id, now, actor) =>
+      afterChange(write(async (tx) => {
+        const key = await find(tx, orgId, id);
+        await tx.delete(apiKeys).where(eq(apiKeys.id, id));
+        await recordEvent(tx, orgId, "api_key_deleted", now, actor, { apiKey: { id, name: key.name } });
+      })),
+    authenticate: (hash) =>
+      guarded(async () => {
+        const hit = cache.get(hash);
+        if (hit && hit.until > performance.now()) return hit.key;
+        const [row] = await byHash.execute({ hash });
+        if (!row) return null;
+        if (cache.size >= CACHE_MAX) cache.clear();
+        const key = toKey(row);
+        cache.set(hash, { key, until: performance.now() + CACHE_MS });
+        return key;
+      }),
+  };
+}

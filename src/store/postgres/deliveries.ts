@@ -1,0 +1,141 @@
+/**
+ * DeliveryStore over PostgreSQL (states and fencing: store/deliveries.ts; the SQL: delivery-sql.ts). Any number of
+ * workers, in any number of instances, claim from one table: a claim locks its window of due rows with
+ * `FOR UPDATE SKIP LOCKED`, so concurrent claims take disjoint rows, and leases them under a token that every
+ * later transition must present. This is the worker's hot path: raw statements on the client, one round trip
+ * each, no transaction around them.
+ */
+import type { SQL } from "bun";
+import { randomBase62 } from "../../lib/ids.ts";
+import { num, numOrNull } from "./client.ts";
+import { isRetryable, storeError } from "./errors.ts";
+import * as Q from "./delivery-sql.ts";
+import type { Claim, ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, ProbeTarget } from "../deliveries.ts";
+
+const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
+const RETRIES = 3;
+
+type DetailRow = {
+  seen: string; next_due: string | null; id: string | null; due: string; attempt: number; listener_seq: string; message_id: string;
+  message_name: string | null; data: string; created_at: string; listener_id: string; notify_url: string; secret: string;
+  previous_secret: string | null; previous_secret_until: string | null; liveness_state: string; queue_id: string; queue_name: string;
+};
+
+function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
+  const secrets = [r.secret];
+  const until = numOrNull(r.previous_secret_until);
+  if (r.previous_secret && until !== null && until > now) secrets.push(r.previous_secret);
+  return {
+    id: num(r.id),
+    token,
+    attempt: r.attempt,
+    listener: { seq: num(r.listener_seq), id: r.listener_id, notifyUrl: r.notify_url, secrets, down: r.liveness_state === "down" },
+    message: {
+      id: r.message_id,
+      name: r.message_name,
+      queue: { id: r.queue_id, name: r.queue_name },
+      data: r.data,
+      createdAt: num(r.created_at),
+    },
+  };
+}
+
+/** The rows leased, oldest due first as chosen (RETURNING gives no order). */
+function leasedRows(rows: DetailRow[], token: string, now: number): ClaimedDelivery[] {
+  return rows
+    .filter((r) => r.id !== null)
+    .sort((a, b) => num(a.due) - num(b.due) || num(a.id) - num(b.id))
+    .map((r) => toClaimed(r, token, now));
+}
+
+export function deliveryStore(client: SQL): DeliveryStore {
+  // Tokens must never repeat, even across store instances that share an owner name (tests, restarts).
+  const nonce = randomBase62(6);
+  let claims = 0;
+  /** One statement, again after a deadlock with another instance (it changed nothing); errors mapped. */
+  const run = async <T = any>(text: string, params: unknown[]): Promise<T[]> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await client.unsafe(text, params);
+      } catch (e) {
+        if (attempt >= RETRIES || !isRetryable(e)) throw storeError(e);
+      }
+    }
+  };
+  const count = async (text: string, params: unknown[]) => ((await run(text, params)) as unknown as { count: number }).count;
+
+  async function settle(items: Completion[], now: number): Promise<boolean[]> {
+    if (items.length === 0) return [];
+    const col = <T>(f: (c: Completion) => T) => items.map(f);
+    const rows = await run<{ ord: string }>(Q.SETTLE, [
+      col((c) => c.id), col((c) => c.token), col((c) => c.next.state), col((c) => c.attempt),
+      col((c) => (c.next.state === "pending" ? c.next.at : null)), col((c) => c.record.statusCode), col((c) => c.record.error),
+      col((c) => c.record.attemptedAt), col((c) => Math.round(c.record.durationMs)), col((c) => c.record.response),
+      col((c) => c.listenerSeq), col((c) => c.messageId), now,
+    ]);
+    const settled = new Set(rows.map((r) => num(r.ord) - 1));
+    return items.map((_, i) => settled.has(i));
+  }
+
+  async function claim(req: ClaimRequest, now: number): Promise<Claim> {
+    const token = `${req.owner}:${nonce}.${++claims}`;
+    const expires = now + req.leaseMs;
+    const busy = (extra: ClaimedDelivery[]) => {
+      const counts = new Map(req.busy);
+      for (const c of extra) counts.set(c.listener.seq, (counts.get(c.listener.seq) ?? 0) + 1);
+      return [[...counts.keys()], [...counts.values()]];
+    };
+    const [seqs, counts] = busy([]);
+    const rows = await run<DetailRow>(Q.CLAIM, [seqs, counts, now, req.limit, req.perListener, req.limit, token, expires, req.wantsNextDue !== false]);
+    const claimed = leasedRows(rows, token, now);
+    const nextDueAt = numOrNull(rows[0]?.next_due);
+    // A full window that did not fill the claim held rows of capped listeners: ask each listener for its share.
+    if (claimed.length < req.limit && num(rows[0]?.seen) >= req.limit) {
+      const [more, moreCounts] = busy(claimed);
+      const fair = await run<DetailRow>(Q.FAIR_CLAIM, [more, moreCounts, now, req.limit - claimed.length, req.perListener, token, expires]);
+      claimed.push(...leasedRows(fair, token, now));
+    }
+    return { claimed, nextDueAt };
+  }
+
+  return {
+    claimDue: (req, now) => claim(req, now),
+    complete: (items, now) => settle(items, now),
+    async completeAndClaim(items, req, now) {
+      // Two statements: a settled row was `sending`, so the claim could not have taken it anyway.
+      const settled = await settle(items, now);
+      return { settled, ...(await claim(req, now)) };
+    },
+    async hold(leases, now) {
+      if (leases.length === 0) return [];
+      const rows = await run<{ id: string }>(Q.HOLD, [leases.map((l) => l.id), leases.map((l) => l.token), now]);
+      const held = new Set(rows.map((r) => num(r.id)));
+      return leases.map((l) => held.has(l.id));
+    },
+    async release(leases: Lease[], now) {
+      return leases.length ? count(Q.RELEASE, [leases.map((l) => l.id), leases.map((l) => l.token), now]) : 0;
+    },
+    releaseOwner: (owner, now) => count(Q.RELEASE_OWNER, [`${owner}:`, now]),
+    rescueExpiredLeases: (now) => count(Q.RESCUE, [now]),
+    async expireHeld(maxWaitMs, now) {
+      let total = 0;
+      for (;;) {
+        const [row] = await run<{ n: string }>(Q.EXPIRE_HELD, [now - maxWaitMs, MISSED_WHILE_DOWN, now]);
+        const n = num(row?.n ?? 0);
+        total += n;
+        if (n < Q.EXPIRE_HELD_BATCH) return total;
+      }
+    },
+    async claimProbes(limit, holdMs, now) {
+      const rows = await run<{ seq: string; id: string; liveness_url: string; liveness_state: ProbeTarget["state"]; failures_in_row: number }>(
+        Q.CLAIM_PROBES, [now, limit, now + holdMs]);
+      return rows
+        .map((r) => ({ seq: num(r.seq), id: r.id, livenessUrl: r.liveness_url, state: r.liveness_state, failuresInRow: r.failures_in_row }))
+        .sort((a, b) => a.seq - b.seq);
+    },
+    async recordProbe(r, now) {
+      return (await count(Q.RECORD_PROBE, [r.seq, r.state, r.failuresInRow, r.ok ? 1 : 0, r.nextProbeAt, now])) > 0;
+    },
+    resume: (listenerSeq, limit, now) => count(Q.RESUME, [listenerSeq, limit, now]),
+  };
+}

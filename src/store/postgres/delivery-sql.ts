@@ -1,0 +1,187 @@
+/**
+ * The SQL of the PostgreSQL delivery store (deliveries.ts). Each transition is one statement, so each is atomic
+ * without a transaction around it and costs one round trip. Every transition out of `sending` carries the fencing
+ * guard `state = 'sending' AND lease_owner = <token>` (store/deliveries.ts). Rows are locked with
+ * `FOR UPDATE SKIP LOCKED` where several instances look for work at once, so each takes rows the others are not
+ * taking instead of waiting for them. The partial indexes (schema.ts) are used only where a WHERE repeats their
+ * condition (`state = 'pending'`, `state = 'sending'`).
+ */
+
+/** Newest 100 kept: `ids` (a jsonb array, oldest first) appended to `missed`, the oldest dropping out. */
+const MISSED_KEEP = 100;
+const appendMissed = (ids: string) => `(SELECT coalesce(jsonb_agg(e ORDER BY n), '[]'::jsonb) FROM (
+    SELECT e, n FROM jsonb_array_elements(missed || ${ids}) WITH ORDINALITY AS x(e, n) ORDER BY n DESC LIMIT ${MISSED_KEEP}) kept)`;
+
+/** The fields a claimed row is sent with, of the rows in `leased` (id, due, attempt, listener_seq, message_seq). */
+const DETAILS = `SELECT ld.id, ld.due, ld.attempt, ld.listener_seq, m.id AS message_id, m.name AS message_name, m.data,
+      m.created_at, l.id AS listener_id, l.notify_url, l.secret, l.previous_secret, l.previous_secret_until,
+      l.liveness_state, q.id AS queue_id, q.name AS queue_name
+    FROM leased ld JOIN messages m ON m.seq = ld.message_seq JOIN listeners l ON l.seq = ld.listener_seq
+      JOIN queues q ON q.id = l.queue_id`;
+
+/** Leases `chosen` (ids) under $token and reads back what to send; `seen` and `next_due` come from the caller's CTEs. */
+const LEASE = `leased AS (
+    UPDATE deliveries d SET state = 'sending', lease_owner = $token, lease_expires_at = $expires, updated_at = $now
+    FROM chosen c WHERE d.id = c.id AND d.state = 'pending'
+    RETURNING d.id, d.next_attempt_at AS due, d.attempt, d.listener_seq, d.message_seq)`;
+
+/** Named parameters ($name) in the order they are passed. */
+export function positional(text: string, names: readonly string[]): string {
+  return text.replace(/\$([a-z_]+)/g, (_, name: string) => {
+    const i = names.indexOf(name);
+    if (i < 0) throw new Error(`no parameter $${name}`);
+    return `$${i + 1}`;
+  });
+}
+
+export const CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "window", "per_listener", "limit", "token", "expires", "want_next"] as const;
+
+/**
+ * The due rows, oldest first, one window of them locked; each listener's rows past its cap (counting what the
+ * caller holds) are left, rows of down listeners are taken uncapped (they are held, not sent). `seen` tells the
+ * caller whether the window was full, `next_due` the earliest future due time when asked.
+ */
+export const CLAIM = positional(`
+WITH busy AS (SELECT * FROM unnest($busy_seqs::int8[], $busy_counts::int[]) AS b(seq, n)),
+cand AS (
+  SELECT id, listener_seq, next_attempt_at FROM deliveries
+  WHERE state = 'pending' AND next_attempt_at <= $now
+  ORDER BY next_attempt_at, id LIMIT $window
+  FOR UPDATE SKIP LOCKED
+),
+ranked AS (
+  SELECT c.id, c.next_attempt_at, l.liveness_state = 'down' AS down,
+    row_number() OVER (PARTITION BY c.listener_seq ORDER BY c.next_attempt_at, c.id) + coalesce(b.n, 0) AS nth
+  FROM cand c JOIN listeners l ON l.seq = c.listener_seq LEFT JOIN busy b ON b.seq = c.listener_seq
+),
+chosen AS (SELECT id FROM ranked WHERE down OR nth <= $per_listener ORDER BY next_attempt_at, id LIMIT $limit),
+${LEASE}
+SELECT (SELECT count(*) FROM cand) AS seen,
+  CASE WHEN $want_next::bool THEN (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now) END AS next_due,
+  x.*
+FROM (SELECT 1) one LEFT JOIN (${DETAILS}) x ON true`, CLAIM_PARAMS);
+
+export const FAIR_CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "room", "per_listener", "token", "expires"] as const;
+
+/**
+ * After a window full of capped listeners' rows: each listener with due rows is asked for what it can still take,
+ * so one slow listener with a large backlog cannot hold back the others.
+ */
+export const FAIR_CLAIM = positional(`
+WITH busy AS (SELECT * FROM unnest($busy_seqs::int8[], $busy_counts::int[]) AS b(seq, n)),
+room AS (
+  SELECT l.seq, CASE WHEN l.liveness_state = 'down' THEN $room ELSE least($room, $per_listener - coalesce(b.n, 0)) END AS n
+  FROM listeners l LEFT JOIN busy b ON b.seq = l.seq
+  WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending' AND d.next_attempt_at <= $now)
+),
+cand AS (
+  SELECT x.id, x.next_attempt_at FROM room r CROSS JOIN LATERAL (
+    SELECT id, next_attempt_at FROM deliveries d
+    WHERE d.listener_seq = r.seq AND d.state = 'pending' AND d.next_attempt_at <= $now
+    ORDER BY next_attempt_at, id LIMIT greatest(r.n, 0)
+    FOR UPDATE SKIP LOCKED) x
+),
+chosen AS (SELECT id FROM cand ORDER BY next_attempt_at, id LIMIT $room),
+${LEASE}
+SELECT 0 AS seen, NULL::int8 AS next_due, x.* FROM (SELECT 1) one LEFT JOIN (${DETAILS}) x ON true`, FAIR_CLAIM_PARAMS);
+
+export const SETTLE_PARAMS = [
+  "ids", "tokens", "states", "attempts", "next_ats", "statuses", "errors", "attempted_ats", "durations", "responses",
+  "listener_seqs", "message_ids", "now",
+] as const;
+
+/**
+ * Settles completions, records their attempts and counts them on their listeners, in one statement. A delivery
+ * named twice is settled by its first completion only; a fenced-out one (lease lost, row deleted) changes nothing.
+ * Returns the input positions that settled.
+ */
+export const SETTLE = positional(`
+WITH input AS (
+  SELECT * FROM unnest($ids::int8[], $tokens::text[], $states::text[], $attempts::int[], $next_ats::int8[],
+    $statuses::int[], $errors::text[], $attempted_ats::int8[], $durations::int[], $responses::text[],
+    $listener_seqs::int8[], $message_ids::text[]) WITH ORDINALITY
+    AS t(id, token, state, attempt, next_at, status, error, attempted_at, duration, response, listener_seq, message_id, ord)
+),
+first AS (SELECT DISTINCT ON (id) * FROM input ORDER BY id, ord),
+settled AS (
+  UPDATE deliveries d SET state = i.state, attempt = i.attempt, next_attempt_at = i.next_at, lease_owner = NULL,
+    lease_expires_at = NULL, held_since = NULL, last_status = i.status, last_error = i.error, updated_at = $now
+  FROM first i WHERE d.id = i.id AND d.state = 'sending' AND d.lease_owner = i.token
+  RETURNING i.ord
+),
+done AS (SELECT i.* FROM input i JOIN settled s ON s.ord = i.ord),
+recorded AS (
+  INSERT INTO attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response)
+  SELECT id, attempt, attempted_at, status, duration, error, response FROM done ORDER BY ord
+),
+counts AS (
+  SELECT listener_seq, count(*) FILTER (WHERE state = 'acknowledged') AS acked, count(*) FILTER (WHERE state = 'missed') AS missed_n,
+    coalesce(jsonb_agg(to_jsonb(message_id) ORDER BY ord) FILTER (WHERE state = 'missed'), '[]'::jsonb) AS missed_ids
+  FROM done GROUP BY listener_seq
+),
+counted AS (
+  UPDATE listeners SET acknowledged_count = acknowledged_count + c.acked, missed_count = missed_count + c.missed_n,
+    missed = CASE WHEN c.missed_n = 0 THEN missed ELSE ${appendMissed("c.missed_ids")} END
+  FROM counts c WHERE seq = c.listener_seq AND (c.acked > 0 OR c.missed_n > 0)
+)
+SELECT ord FROM settled`, SETTLE_PARAMS);
+
+/** The listener may have come back between the claim and this statement; then the row is simply due now. */
+export const HOLD = `
+UPDATE deliveries d SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = $3,
+  next_attempt_at = CASE WHEN l.liveness_state = 'down' THEN NULL ELSE $3 END,
+  held_since = CASE WHEN l.liveness_state = 'down' THEN coalesce(d.held_since, $3) ELSE d.held_since END
+FROM unnest($1::int8[], $2::text[]) AS i(id, token), listeners l
+WHERE d.id = i.id AND d.state = 'sending' AND d.lease_owner = i.token AND l.seq = d.listener_seq
+RETURNING d.id`;
+
+const BACK_TO_PENDING = `UPDATE deliveries d SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now`;
+
+export const RELEASE = positional(`${BACK_TO_PENDING}
+FROM unnest($ids::int8[], $tokens::text[]) AS i(id, token)
+WHERE d.id = i.id AND d.state = 'sending' AND d.lease_owner = i.token`, ["ids", "tokens", "now"]);
+
+export const RELEASE_OWNER = positional(`${BACK_TO_PENDING}
+WHERE d.state = 'sending' AND starts_with(d.lease_owner, $prefix)`, ["prefix", "now"]);
+
+export const RESCUE = positional(`${BACK_TO_PENDING}
+WHERE d.state = 'sending' AND d.lease_expires_at <= $now`, ["now"]);
+
+/** At most 1,000 a statement; the caller repeats while a full batch came back. */
+export const EXPIRE_HELD_BATCH = 1_000;
+export const EXPIRE_HELD = positional(`
+WITH held AS (
+  SELECT d.id, d.listener_seq, m.id AS message_id FROM deliveries d JOIN messages m ON m.seq = d.message_seq
+  WHERE d.held_since IS NOT NULL AND d.held_since <= $cutoff AND d.state = 'pending' AND d.next_attempt_at IS NULL
+  ORDER BY d.held_since, d.id LIMIT ${EXPIRE_HELD_BATCH}
+  FOR UPDATE OF d SKIP LOCKED
+),
+missed_now AS (
+  UPDATE deliveries d SET state = 'missed', held_since = NULL, last_error = $error, updated_at = $now
+  FROM held h WHERE d.id = h.id RETURNING d.id, h.listener_seq, h.message_id
+),
+counts AS (
+  SELECT listener_seq, count(*) AS n, jsonb_agg(to_jsonb(message_id) ORDER BY id) AS ids FROM missed_now GROUP BY listener_seq
+),
+counted AS (
+  UPDATE listeners SET missed_count = missed_count + c.n, missed = ${appendMissed("c.ids")}
+  FROM counts c WHERE seq = c.listener_seq
+)
+SELECT count(*) AS n FROM missed_now`, ["cutoff", "error", "now"]);
+
+export const CLAIM_PROBES = positional(`
+UPDATE listeners SET next_probe_at = $hold
+WHERE seq IN (SELECT seq FROM listeners WHERE next_probe_at <= $now ORDER BY next_probe_at LIMIT $limit FOR UPDATE SKIP LOCKED)
+RETURNING seq, id, liveness_url, liveness_state, failures_in_row`, ["now", "limit", "hold"]);
+
+export const RECORD_PROBE = positional(`
+UPDATE listeners SET liveness_state = $state, failures_in_row = $failures,
+  success_count = success_count + $ok, failure_count = failure_count + 1 - $ok, next_probe_at = $next,
+  down_since = CASE WHEN $state = 'down' THEN coalesce(down_since, $now) ELSE NULL END
+WHERE seq = $seq`, ["seq", "state", "failures", "ok", "next", "now"]);
+
+/** In chunks: resuming a million held rows in one statement would hold their locks for seconds. */
+export const RESUME = positional(`
+UPDATE deliveries SET next_attempt_at = $now, updated_at = $now
+WHERE id IN (SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at IS NULL
+  LIMIT $limit FOR UPDATE SKIP LOCKED)`, ["seq", "limit", "now"]);

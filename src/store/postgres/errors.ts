@@ -1,0 +1,70 @@
+/**
+ * Errors out of the PostgreSQL driver, turned into what the rest of fanout understands before anything can log
+ * them. Drizzle's own errors carry the query's parameters in their message (`Failed query: … params: …`), message
+ * payloads and key hashes included, so no driver or Drizzle error leaves the store as it is:
+ * - the server unreachable, restarting or refusing connections: 503 with Retry-After (AppError), the same answer
+ *   as a database that cannot be written;
+ * - anything else: a DatabaseError that says the SQLSTATE and the server's message, and nothing of the query.
+ * Bun's client puts its own code in `code` (ERR_POSTGRES_…) and the server's SQLSTATE in `errno`.
+ */
+import { DrizzleQueryError } from "drizzle-orm/errors";
+import { AppError, unavailable } from "../../lib/errors.ts";
+
+export class DatabaseError extends Error {
+  override name = "DatabaseError";
+  constructor(readonly sqlState: string | undefined, message: string) {
+    super(sqlState ? `PostgreSQL ${sqlState}: ${message}` : `PostgreSQL: ${message}`);
+  }
+}
+
+type DriverError = Error & { code?: string; errno?: string };
+
+/** The driver's error under Drizzle's wrapper, if any. */
+function driverError(e: unknown): DriverError | undefined {
+  let current: unknown = e;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if ((current as DriverError).code?.startsWith("ERR_POSTGRES_")) return current as DriverError;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** The SQLSTATE of a server error, or undefined (a connection error, or not a driver error). */
+export function sqlStateOf(e: unknown): string | undefined {
+  if (e instanceof DatabaseError) return e.sqlState;
+  const d = driverError(e);
+  return d?.code === "ERR_POSTGRES_SERVER_ERROR" ? d.errno : undefined;
+}
+
+// Class 08: connection exception; 57P01-57P03: the server shutting down or starting; 53300: too many connections.
+const UNAVAILABLE_STATES = /^(08|57P0[1-3]$|53300$|53100$|58)/;
+
+/** Whether `e` says the server cannot be reached or cannot take the work now (as opposed to a refused query). */
+export function isUnavailable(e: unknown): boolean {
+  const d = driverError(e);
+  if (!d) return false;
+  if (d.code !== "ERR_POSTGRES_SERVER_ERROR") return true; // Bun's own: refused, closed, timed out, TLS…
+  return UNAVAILABLE_STATES.test(d.errno ?? "");
+}
+
+/** Deadlocks, serialization failures and a row that a concurrent statement removed under a foreign key. */
+export const isRetryable = (e: unknown) => ["40P01", "40001", "23503"].includes(sqlStateOf(e) ?? "");
+
+/** What a store function throws instead of `e`: AppErrors pass, the rest is mapped (above). */
+export function storeError(e: unknown): Error {
+  if (e instanceof AppError || e instanceof DatabaseError) return e;
+  if (isUnavailable(e)) return unavailable("The database is unavailable; try again.");
+  const d = driverError(e);
+  if (d) return new DatabaseError(sqlStateOf(e), d.message);
+  // Not the driver's: a Drizzle error without a driver cause still carries the query text, so only its kind is kept.
+  return e instanceof DrizzleQueryError ? new DatabaseError(undefined, "a query failed") : (e as Error);
+}
+
+/** Runs `fn`, mapping whatever it throws (storeError). */
+export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw storeError(e);
+  }
+}

@@ -1,0 +1,78 @@
+import type { SQL } from "bun";
+import { applyMigrations } from "./migrations.ts";
+import { checkReachable, drizzleOf, openClient } from "./client.ts";
+import { parsePostgresUrl, type PostgresTarget } from "./url.ts";
+import { Writer } from "./writer.ts";
+import { publishBatch, type Publish } from "./publish.ts";
+import { orgStore } from "./orgs.ts";
+import { apiKeyStore } from "./api-keys.ts";
+import { queueStore } from "./queues.ts";
+import { listenerStore } from "./listeners.ts";
+import { messageStore } from "./messages.ts";
+import { eventStore } from "./events.ts";
+import { deliveryStore } from "./deliveries.ts";
+import { CHANGES_CHANNEL, type Change } from "./notifications.ts";
+import type { Conn } from "./shared.ts";
+import { Leadership } from "./leader.ts";
+import { LOCKS } from "./locks.ts";
+import type { PublishedMessage, Store } from "../index.ts";
+import { randomBase62 } from "../../lib/ids.ts";
+
+export type PostgresOptions = {
+  /** Connections of this store's pool. */
+  pool: number;
+  /** Names the connections in pg_stat_activity (`fanout <role>`). */
+  role: string;
+  migrate?: boolean;
+};
+
+export type PostgresStore = Store & {
+  target: PostgresTarget;
+  client: SQL;
+  /** This process's name on the wake channel (notifications.ts). */
+  instance: string;
+};
+
+/**
+ * Connects (a wrong URL or a server that is down throws DatabaseUnreachable, client.ts), migrates under the
+ * advisory lock unless told not to, and returns the Store. `location` is a URL that config.ts accepted.
+ */
+export async function openPostgresStore(location: string, options: PostgresOptions): Promise<PostgresStore> {
+  const target = parsePostgresUrl(location);
+  const client = openClient(target, options.pool, options.role);
+  try {
+    await checkReachable(client, target);
+    if (options.migrate !== false) await applyMigrations(client);
+  } catch (e) {
+    await client.close();
+    throw e;
+  }
+  const db = drizzleOf(client);
+  const instance = `i${randomBase62(10)}`;
+  const writes = new Writer<Publish, PublishedMessage>((batch) => publishBatch(client, batch, instance));
+  const conn: Conn = { db, client, write: (fn) => writes.alone(() => db.transaction(fn)) };
+  const leadership = new Leadership(target, LOCKS.sweeps, options.role);
+  const announce = (change: Change) => client.notify(CHANGES_CHANNEL, JSON.stringify(change)).catch(() => {
+    // Another instance's cache then ages out by itself (api-keys.ts); the change itself is committed.
+  });
+  return {
+    target,
+    client,
+    instance,
+    orgs: orgStore(conn),
+    apiKeys: apiKeyStore(conn, () => void announce({ kind: "keys" })),
+    queues: queueStore(conn),
+    listeners: listenerStore(conn),
+    messages: messageStore(conn, (p) => writes.batched(p)),
+    events: eventStore(db),
+    deliveries: deliveryStore(client),
+    async backup() {
+      throw new Error("a PostgreSQL database is backed up with pg_dump");
+    },
+    leads: () => leadership.lead(),
+    async close() {
+      await leadership.close();
+      await client.close({ timeout: 5 });
+    },
+  };
+}

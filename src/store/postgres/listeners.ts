@@ -1,0 +1,99 @@
+import { and, asc, eq } from "drizzle-orm";
+import { listeners } from "./schema.ts";
+import { unique, recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
+import { guarded } from "./errors.ts";
+import { findQueue } from "./queues.ts";
+import type { PgDb, PgTx } from "./client.ts";
+import { newId } from "../../lib/ids.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { Listener, ListenerSecrets, ListenerStore } from "../index.ts";
+
+type Row = typeof listeners.$inferSelect;
+const toListener = (r: Row): Listener => ({
+  id: r.id,
+  orgId: r.orgId,
+  queueId: r.queueId,
+  name: r.name,
+  notifyUrl: r.notifyUrl,
+  livenessUrl: r.livenessUrl,
+  liveness: { state: r.livenessState, successCount: r.successCount, failureCount: r.failureCount },
+  messages: { acknowledgedCount: r.acknowledgedCount, missed: r.missed, missedCount: r.missedCount },
+  createdAt: r.createdAt,
+});
+
+async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: string): Promise<Row> {
+  await findQueue(db, orgId, queueId);
+  const [row] = await db
+    .select()
+    .from(listeners)
+    .where(and(eq(listeners.orgId, orgId), eq(listeners.queueId, queueId), eq(listeners.id, id)));
+  if (!row) throw notFound("The listener");
+  return row;
+}
+
+/** The previous secret is reported only while its grace period lasts. */
+const toSecrets = (r: Row, now: number): ListenerSecrets =>
+  r.previousSecret && r.previousSecretUntil && r.previousSecretUntil > now
+    ? { current: r.secret, previous: r.previousSecret, previousUntil: r.previousSecretUntil }
+    : { current: r.secret, previous: null, previousUntil: null };
+
+const taken = (name: string) => `A listener named '${name}' already exists on this queue.`;
+
+export function listenerStore({ db, write }: Conn): ListenerStore {
+  return {
+    // A publish's statement sees the listener once this commits, and from then on every message goes to it.
+    create: (orgId, queueId, input, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        const row = {
+          id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
+          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now,
+        };
+        await unique(taken(input.name), () => tx.insert(listeners).values(row));
+        await recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });
+        return toListener(await findRow(tx, orgId, queueId, row.id));
+      }),
+    list: (orgId, filter, page) =>
+      guarded(async () => {
+        const where = and(
+          eq(listeners.orgId, orgId),
+          filter.queueId ? eq(listeners.queueId, filter.queueId) : undefined,
+          visibleWhere(filter.visible, listeners.id, listeners.queueId),
+        );
+        if (filter.queueId) await findQueue(db, orgId, filter.queueId);
+        const rows = await db.select().from(listeners).where(where).orderBy(asc(listeners.seq)).limit(page.limit).offset(page.offset);
+        return { items: rows.map(toListener), total: await countOf(db, listeners, where) };
+      }),
+    get: (orgId, queueId, id) => guarded(async () => toListener(await findRow(db, orgId, queueId, id))),
+    update: (orgId, queueId, id, patch, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        await findRow(tx, orgId, queueId, id);
+        const set: Partial<Row> = {};
+        if (patch.name !== undefined) set.name = patch.name;
+        if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
+        if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
+        if (Object.keys(set).length) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)));
+        const listener = toListener(await findRow(tx, orgId, queueId, id));
+        await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
+        return listener;
+      }),
+    delete: (orgId, queueId, id, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        const listener = await findRow(tx, orgId, queueId, id);
+        await tx.delete(listeners).where(eq(listeners.id, id)); // its deliveries and their attempts go with it
+        await recordEvent(tx, orgId, "listener_deleted", now, actor, { queue, listener });
+      }),
+    secrets: (orgId, queueId, id, now) => guarded(async () => toSecrets(await findRow(db, orgId, queueId, id), now)),
+    rotateSecret: (orgId, queueId, id, secret, previousUntil, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        const row = await findRow(tx, orgId, queueId, id);
+        await tx.update(listeners).set({ secret, previousSecret: row.secret, previousSecretUntil: previousUntil }).where(eq(listeners.id, id));
+        const secrets = toSecrets(await findRow(tx, orgId, queueId, id), now);
+        if (actor) await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener: row });
+        return secrets;
+      }),
+  };
+}

@@ -1,0 +1,91 @@
+import { and, asc, desc, eq } from "drizzle-orm";
+import { messages, deliveries, listeners, attempts } from "./schema.ts";
+import { recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
+import { guarded } from "./errors.ts";
+import { findQueue } from "./queues.ts";
+import type { PgDb, PgTx } from "./client.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { Message, MessageStore, PublishedMessage } from "../index.ts";
+import type { Publish } from "./publish.ts";
+
+type Row = typeof messages.$inferSelect;
+const toMessage = (r: Row): Message => ({
+  id: r.id,
+  orgId: r.orgId,
+  queueId: r.queueId,
+  name: r.name,
+  data: JSON.parse(r.data),
+  createdAt: r.createdAt,
+});
+
+async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: string): Promise<Row> {
+  await findQueue(db, orgId, queueId);
+  const [row] = await db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.orgId, orgId), eq(messages.queueId, queueId), eq(messages.id, id)));
+  if (!row) throw notFound("The message");
+  return row;
+}
+
+/** `publish` joins the process's next publish batch (writer.ts, publish.ts). */
+export function messageStore({ db, write }: Conn, publish: (p: Publish) => Promise<PublishedMessage>): MessageStore {
+  return {
+    publish: (orgId, queueId, input, now, actor) => publish({ ...input, orgId, queueId, now, actor }),
+    list: (orgId, filter, page) =>
+      guarded(async () => {
+        const where = and(
+          eq(messages.orgId, orgId),
+          filter.queueId ? eq(messages.queueId, filter.queueId) : undefined,
+          visibleWhere(filter.visible, messages.id, messages.queueId),
+        );
+        if (filter.queueId) await findQueue(db, orgId, filter.queueId);
+        const rows = await db.select().from(messages).where(where).orderBy(asc(messages.seq)).limit(page.limit).offset(page.offset);
+        return { items: rows.map(toMessage), total: await countOf(db, messages, where) };
+      }),
+    get: (orgId, queueId, id) => guarded(async () => toMessage(await findRow(db, orgId, queueId, id))),
+    deliveries: (orgId, queueId, id) =>
+      guarded(async () => {
+        const row = await findRow(db, orgId, queueId, id);
+        return db
+          .select({
+            listenerId: listeners.id, listenerName: listeners.name, state: deliveries.state, attempts: deliveries.attempt,
+            nextAttemptAt: deliveries.nextAttemptAt, lastStatus: deliveries.lastStatus, lastError: deliveries.lastError, updatedAt: deliveries.updatedAt,
+          })
+          .from(deliveries)
+          .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
+          .where(eq(deliveries.messageSeq, row.seq))
+          .orderBy(asc(listeners.seq));
+      }),
+    attempts: (orgId, queueId, id) =>
+      guarded(async () => {
+        const row = await findRow(db, orgId, queueId, id);
+        return db
+          .select({
+            listenerId: listeners.id, listenerName: listeners.name, attempt: attempts.attempt, attemptedAt: attempts.attemptedAt,
+            statusCode: attempts.statusCode, durationMs: attempts.durationMs, error: attempts.error,
+          })
+          .from(attempts)
+          .innerJoin(deliveries, eq(deliveries.id, attempts.deliveryId))
+          .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
+          .where(eq(deliveries.messageSeq, row.seq))
+          .orderBy(desc(attempts.id));
+      }),
+    rename: (orgId, queueId, id, name, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        await findRow(tx, orgId, queueId, id);
+        await tx.update(messages).set({ name }).where(eq(messages.id, id));
+        const message = toMessage(await findRow(tx, orgId, queueId, id));
+        await recordEvent(tx, orgId, "message_updated", now, actor, { queue, message: { id, name } });
+        return message;
+      }),
+    delete: (orgId, queueId, id, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        const row = await findRow(tx, orgId, queueId, id);
+        await tx.delete(messages).where(eq(messages.id, id)); // its deliveries and attempts go with it
+        await recordEvent(tx, orgId, "message_deleted", now, actor, { queue, message: { id, name: row.name } });
+      }),
+  };
+}

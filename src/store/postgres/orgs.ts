@@ -1,0 +1,40 @@
+import { asc, eq } from "drizzle-orm";
+import { orgs } from "./schema.ts";
+import { unique, recordEvent, type Conn } from "./shared.ts";
+import { guarded } from "./errors.ts";
+import { insertKey } from "./api-keys.ts";
+import type { PgDb, PgTx } from "./client.ts";
+import { newId } from "../../lib/ids.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { OrgStore, Org } from "../index.ts";
+
+const toOrg = (r: typeof orgs.$inferSelect): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
+
+async function find(db: PgDb | PgTx, id: string): Promise<Org> {
+  const [row] = await db.select().from(orgs).where(eq(orgs.id, id));
+  if (!row) throw notFound("The api client");
+  return toOrg(row);
+}
+
+const taken = (name: string) => `An organization named '${name}' already exists.`;
+
+export function orgStore({ db, write }: Conn): OrgStore {
+  return {
+    create: (name, now, owner) =>
+      write(async (tx) => {
+        const org = { id: newId("org", now), name, createdAt: now };
+        await unique(taken(name), () => tx.insert(orgs).values(org));
+        if (owner) await insertKey(tx, org.id, owner, now, null);
+        return org;
+      }),
+    list: () => guarded(async () => (await db.select().from(orgs).orderBy(asc(orgs.createdAt), asc(orgs.seq))).map(toOrg)),
+    get: (orgId) => guarded(() => find(db, orgId)),
+    rename: (orgId, name, now, actor) =>
+      write(async (tx) => {
+        await find(tx, orgId);
+        await unique(taken(name), () => tx.update(orgs).set({ name }).where(eq(orgs.id, orgId)));
+        await recordEvent(tx, orgId, "api_client_updated", now, actor, {});
+        return find(tx, orgId);
+      }),
+  };
+}

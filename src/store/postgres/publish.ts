@@ -1,0 +1,101 @@
+/**
+ * Publishing on PostgreSQL: the publishes of one batch (writer.ts) are one statement, so one round trip and one
+ * commit, which stores each message, its deliveries and its usage event:
+ *
+ *   input   one row per publish, from arrays;
+ *   q       the queues they name, FOR SHARE: a schema change or a delete waits for this commit, and a publish
+ *           that waited sees the queue as that change left it;
+ *   ok      the publishes whose queue exists in their organization with the schema they were checked against;
+ *   m       their messages;
+ *   d       one pending delivery, due now, per listener of the queue that the statement sees: the fan-out is part
+ *           of the publish's commit, so a listener created after it never gets the message;
+ *   k, e    each organization's event key moved once for its publishes (events.ts), and their events;
+ *   then    per publish whether its queue was found and whether it was stored, and a NOTIFY that wakes the
+ *           delivery workers of every instance at the commit (none when no delivery was written).
+ *
+ * The SQLite store fans out later, in its delivery worker, because the delivery rows were a third of a publish's
+ * time on its single writer; here the statement writes them for the whole batch at once, and several instances
+ * write at the same time, so the fan-out stays where the contract puts it.
+ */
+import type { SQL } from "bun";
+import { eventIdSql, randomEventTail } from "./events.ts";
+import { WAKE_CHANNEL } from "./notifications.ts";
+import { newId } from "../../lib/ids.ts";
+import { notFound, SchemaChanged } from "../../lib/errors.ts";
+import type { Actor, PublishInput, PublishedMessage } from "../index.ts";
+
+export type Publish = PublishInput & { orgId: string; queueId: string; now: number; actor: Actor };
+
+export const PUBLISH_SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::text[],
+    $9::bool[], $10::text[], $11::text[], $12::text[])
+    AS t(ord, id, org_id, queue_id, name, data, created_at, schema_id, check_schema, key_id, key_name, event_tail)
+),
+q AS (
+  SELECT id, org_id, name, schema_id FROM queues WHERE id = ANY($4::text[]) ORDER BY id FOR SHARE
+),
+ok AS (
+  SELECT i.*, q.name AS queue_name, row_number() OVER (PARTITION BY i.org_id ORDER BY i.ord) AS n_in_org
+  FROM input i JOIN q ON q.id = i.queue_id AND q.org_id = i.org_id
+  WHERE NOT i.check_schema OR q.schema_id IS NOT DISTINCT FROM i.schema_id
+),
+m AS (
+  INSERT INTO messages (id, org_id, queue_id, name, data, created_at)
+  SELECT id, org_id, queue_id, name, data, created_at FROM ok ORDER BY ord
+  RETURNING seq, org_id, queue_id, created_at
+),
+d AS (
+  INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
+  SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
+  FROM m JOIN listeners l ON l.queue_id = m.queue_id
+  RETURNING 1
+),
+per_org AS (
+  SELECT org_id, max(created_at) AS at, count(*) AS n FROM ok GROUP BY org_id
+),
+k AS (
+  INSERT INTO event_keys AS k (org_id, stored_at, seq)
+  SELECT org_id, at, n FROM per_org ORDER BY org_id
+  ON CONFLICT (org_id) DO UPDATE SET stored_at = greatest(k.stored_at, excluded.stored_at), seq = k.seq + excluded.seq
+  RETURNING org_id, stored_at, seq
+),
+e AS (
+  INSERT INTO events (id, org_id, type, stored_at, api_key_id, api_key_name, queue_id, queue_name, message_id, message_name)
+  SELECT ${eventIdSql("k.seq - p.n + ok.n_in_org")} || ok.event_tail, ok.org_id, 'message_added', k.stored_at,
+    ok.key_id, ok.key_name, ok.queue_id, ok.queue_name, ok.id, ok.name
+  FROM ok JOIN k ON k.org_id = ok.org_id JOIN per_org p ON p.org_id = ok.org_id
+)
+SELECT i.ord, q.id IS NOT NULL AS found, ok.ord IS NOT NULL AS stored,
+  (SELECT count(*) FROM (SELECT pg_notify('${WAKE_CHANNEL}', $13) FROM (SELECT 1 FROM d LIMIT 1) x) n) AS notified
+FROM input i LEFT JOIN q ON q.id = i.queue_id AND q.org_id = i.org_id LEFT JOIN ok ON ok.ord = i.ord
+ORDER BY i.ord`;
+
+type Outcome = { ord: number; found: boolean; stored: boolean };
+
+/** Stores a batch of publishes in one statement; per publish its message, or the error that refused it. */
+export async function publishBatch(client: SQL, batch: Publish[], instance: string): Promise<(PublishedMessage | Error)[]> {
+  const ids = batch.map((p) => newId("message", p.now));
+  const column = <T>(f: (p: Publish, i: number) => T) => batch.map(f);
+  const rows: Outcome[] = await client.unsafe(PUBLISH_SQL, [
+    column((_, i) => i),
+    ids,
+    column((p) => p.orgId),
+    column((p) => p.queueId),
+    column((p) => p.name),
+    column((p) => p.data),
+    column((p) => p.now),
+    column((p) => p.schemaId ?? null),
+    column((p) => p.schemaId !== undefined),
+    column((p) => p.actor.keyId),
+    column((p) => p.actor.keyName),
+    column(() => randomEventTail()),
+    instance,
+  ]);
+  return rows.map((r) => {
+    const p = batch[r.ord]!;
+    if (!r.found) return notFound("The queue");
+    if (!r.stored) return new SchemaChanged();
+    return { id: ids[r.ord]!, orgId: p.orgId, queueId: p.queueId, name: p.name, createdAt: p.now };
+  });
+}

@@ -1,0 +1,68 @@
+import { and, asc, eq } from "drizzle-orm";
+import { queues, listeners } from "./schema.ts";
+import { unique, recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
+import { guarded } from "./errors.ts";
+import type { PgDb, PgTx } from "./client.ts";
+import { newId } from "../../lib/ids.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { Queue, QueueStore } from "../index.ts";
+
+type Row = typeof queues.$inferSelect;
+const toQueue = (r: Row): Queue => ({
+  id: r.id,
+  orgId: r.orgId,
+  name: r.name,
+  schema: r.schema === null ? null : JSON.parse(r.schema),
+  schemaId: r.schemaId,
+  createdAt: r.createdAt,
+});
+
+export async function findQueue(db: PgDb | PgTx, orgId: string, id: string): Promise<Queue> {
+  const [row] = await db.select().from(queues).where(and(eq(queues.orgId, orgId), eq(queues.id, id)));
+  if (!row) throw notFound("The queue");
+  return toQueue(row);
+}
+
+const taken = (name: string) => `A queue named '${name}' already exists.`;
+
+export function queueStore({ db, write }: Conn): QueueStore {
+  return {
+    create: (orgId, input, now, actor) =>
+      write(async (tx) => {
+        const row = { id: newId("queue", now), orgId, name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId, createdAt: now };
+        await unique(taken(input.name), () => tx.insert(queues).values(row));
+        await recordEvent(tx, orgId, "queue_added", now, actor, { queue: row });
+        return toQueue({ ...row, seq: 0 });
+      }),
+    list: (orgId, visible, page) =>
+      guarded(async () => {
+        const where = and(eq(queues.orgId, orgId), visibleWhere(visible, queues.id));
+        const rows = await db.select().from(queues).where(where).orderBy(asc(queues.seq)).limit(page.limit).offset(page.offset);
+        return { items: rows.map(toQueue), total: await countOf(db, queues, where) };
+      }),
+    get: (orgId, id) => guarded(() => findQueue(db, orgId, id)),
+    update: (orgId, id, input, now, actor) =>
+      write(async (tx) => {
+        await findQueue(tx, orgId, id);
+        const set = { name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId };
+        await unique(taken(input.name), () => tx.update(queues).set(set).where(eq(queues.id, id)));
+        await recordEvent(tx, orgId, "queue_updated", now, actor, { queue: { id, name: input.name } });
+        return findQueue(tx, orgId, id);
+      }),
+    delete: (orgId, id, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, id);
+        // Its listeners, messages, deliveries and attempts go with it (foreign keys, on delete cascade).
+        await tx.delete(queues).where(eq(queues.id, id));
+        await recordEvent(tx, orgId, "queue_deleted", now, actor, { queue });
+      }),
+    listenerNames: (orgId, id) =>
+      guarded(() =>
+        db
+          .select({ id: listeners.id, name: listeners.name })
+          .from(listeners)
+          .where(and(eq(listeners.orgId, orgId), eq(listeners.queueId, id)))
+          .orderBy(asc(listeners.seq)),
+      ),
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * Drizzle schema of the PostgreSQL backend, the same tables as the SQLite one (store/sqlite/schema.ts) where the
+ * two agree. drizzle-kit generates drizzle/postgres/*.sql from this file (`npm run db:generate`); the SQL is
+ * embedded into the binary by store/postgres/migrations.ts.
+ *
+ * Where they differ:
+ * - Times are epoch milliseconds in `bigint` (they outgrow `integer`); `seq` and delivery ids are identity columns.
+ * - A publish writes its deliveries itself (publish.ts), so there is no fan-out cursor and no `from_seq`: a
+ *   listener gets the messages whose publishing statement saw it.
+ * - Usage events are keyed under a per-organization row lock (`event_keys`, events.ts) instead of SQLite's one
+ *   writer, and their ids compare byte by byte (collation "C") whatever the database's collation.
+ * - Failed authentications are counted here (`auth_failures`), so a lockout holds across instances.
+ * - JSON the store only writes through SQL (`missed`) is `jsonb`; JSON handed over from JavaScript stays `text`,
+ *   exactly as given (Drizzle's jsonb() would be stored double-encoded through Bun's client).
+ */
+import { sql } from "drizzle-orm";
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+
+const ms = (name: string) => bigint(name, { mode: "number" });
+const seq = (name: string) => bigint(name, { mode: "number" }).primaryKey().generatedByDefaultAsIdentity();
+/** Text that sorts byte by byte: event ids are a paging cursor and must order as the store made them. */
+const bytewise = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
+
+export const orgs = pgTable("orgs", {
+  id: text("id").primaryKey(),
+  // Insertion order, for listing (SQLite lists by rowid).
+  seq: bigint("seq", { mode: "number" }).notNull().generatedByDefaultAsIdentity(),
+  name: text("name").notNull().unique(),
+  createdAt: ms("created_at").notNull(),
+});
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    seq: seq("seq"),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    status: text("status", { enum: ["enabled", "disabled"] }).notNull(),
+    scopes: text("scopes").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    owner: boolean("owner").notNull(),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("api_keys_org").on(t.orgId, t.seq)],
+);
+
+export const queues = pgTable(
+  "queues",
+  {
+    seq: seq("seq"),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    schema: text("schema"),
+    schemaId: text("schema_id"),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("queues_org_name").on(t.orgId, t.name)],
+);
+
+export const listeners = pgTable(
+  "listeners",
+  {
+    seq: seq("seq"),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull(),
+    queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    notifyUrl: text("notify_url").notNull(),
+    livenessUrl: text("liveness_url").notNull(),
+    secret: text("secret").notNull(),
+    previousSecret: text("previous_secret"),
+    previousSecretUntil: ms("previous_secret_until"),
+    livenessState: text("liveness_state", { enum: ["pending", "stable", "unstable", "down"] }).notNull(),
+    successCount: ms("success_count").notNull().default(0),
+    failureCount: ms("failure_count").notNull().default(0),
+    failuresInRow: integer("failures_in_row").notNull().default(0),
+    nextProbeAt: ms("next_probe_at").notNull(),
+    downSince: ms("down_since"),
+    // Kept on the row, changed by the statement of the delivery transition that causes them: GET stays O(1).
+    acknowledgedCount: ms("acknowledged_count").notNull().default(0),
+    missedCount: ms("missed_count").notNull().default(0),
+    missed: jsonb("missed").$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("listeners_queue_name").on(t.queueId, t.name),
+    index("listeners_org").on(t.orgId, t.seq),
+    index("listeners_probe").on(t.nextProbeAt),
+  ],
+);
+
+export const messages = pgTable(
+  "messages",
+  {
+    seq: seq("seq"),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull(),
+    queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
+    name: text("name"),
+    // The JSON text as published, spliced into the payload as is.
+    data: text("data").notNull(),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("messages_queue").on(t.queueId, t.seq), index("messages_org").on(t.orgId, t.seq)],
+);
+
+export const deliveries = pgTable(
+  "deliveries",
+  {
+    id: seq("id"),
+    orgId: text("org_id").notNull(),
+    messageSeq: ms("message_seq").notNull().references(() => messages.seq, { onDelete: "cascade" }),
+    listenerSeq: ms("listener_seq").notNull().references(() => listeners.seq, { onDelete: "cascade" }),
+    state: text("state", { enum: ["pending", "sending", "acknowledged", "missed"] }).notNull(),
+    attempt: integer("attempt").notNull().default(0),
+    nextAttemptAt: ms("next_attempt_at"),
+    leaseOwner: text("lease_owner"),
+    leaseExpiresAt: ms("lease_expires_at"),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    // Set when the delivery first waited for its listener to come back up (next_attempt_at NULL meanwhile).
+    heldSince: ms("held_since"),
+    createdAt: ms("created_at").notNull(),
+    updatedAt: ms("updated_at").notNull(),
+  },
+  (t) => [
+    // One delivery per message and listener; also the index the cascade from a deleted message uses.
+    uniqueIndex("deliveries_message_listener").on(t.messageSeq, t.listenerSeq),
+    index("deliveries_listener").on(t.listenerSeq),
+    // Partial indexes, one per phase (as in SQLite): due rows in claim order, a listener's due rows, leases, holds.
+    index("deliveries_due").on(t.nextAttemptAt, t.id).where(sql`state = 'pending'`),
+    index("deliveries_listener_due").on(t.listenerSeq, t.nextAttemptAt, t.id).where(sql`state = 'pending'`),
+    index("deliveries_lease").on(t.leaseExpiresAt).where(sql`state = 'sending'`),
+    index("deliveries_held").on(t.heldSince).where(sql`held_since IS NOT NULL`),
+  ],
+);
+
+export const attempts = pgTable(
+  "attempts",
+  {
+    id: seq("id"),
+    deliveryId: ms("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    attemptedAt: ms("attempted_at").notNull(),
+    statusCode: integer("status_code"),
+    durationMs: integer("duration_ms").notNull(),
+    error: text("error"),
+    response: text("response"),
+  },
+  (t) => [index("attempts_delivery").on(t.deliveryId)],
+);
+
+/** (org_id, stored_at, id) serves paging and the per-organization sweep, and is the key. */
+export const events = pgTable(
+  "events",
+  {
+    id: bytewise("id").notNull(),
+    orgId: text("org_id").notNull(),
+    type: text("type").notNull(),
+    storedAt: ms("stored_at").notNull(),
+    apiKeyId: text("api_key_id"),
+    apiKeyName: text("api_key_name"),
+    queueId: text("queue_id"),
+    queueName: text("queue_name"),
+    listenerId: text("listener_id"),
+    listenerName: text("listener_name"),
+    messageId: text("message_id"),
+    messageName: text("message_name"),
+  },
+  (t) => [primaryKey({ name: "events_org_time", columns: [t.orgId, t.storedAt, t.id] })],
+);
+
+/**
+ * Each organization's newest event key. Every write that records an event moves it in its own transaction and
+ * holds its row lock until commit, so keys grow in commit order (events.ts).
+ */
+export const eventKeys = pgTable("event_keys", {
+  orgId: text("org_id").primaryKey().references(() => orgs.id, { onDelete: "cascade" }),
+  storedAt: ms("stored_at").notNull(),
+  seq: ms("seq").notNull(),
+});
+
+/** Failed authentications per client address, shared by every instance (PRODUCT §12: lockout holds across them). */
+export const authFailures = pgTable(
+  "auth_failures",
+  {
+    address: text("address").primaryKey(),
+    since: ms("since").notNull(),
+    count: integer("count").notNull(),
+    lockedUntil: ms("locked_until"),
+  },
+  (t) => [index("auth_failures_locked").on(t.lockedUntil)],
+);
