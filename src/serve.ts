@@ -3,9 +3,8 @@
  * Shutdown (SIGTERM/SIGINT): stop accepting, let requests and deliveries in flight finish within the shutdown
  * bound, close the database cleanly, exit 0.
  */
-import { resolve } from "node:path";
 import type { Config } from "./config.ts";
-import { openSqliteStore } from "./store/sqlite/index.ts";
+import { openServedStore } from "./open-store.ts";
 import { bootstrap, type Onboarded } from "./modules/organizations/onboarding.ts";
 import { buildHandler } from "./http/app.ts";
 import { serve } from "./http/server.ts";
@@ -18,10 +17,10 @@ import { VERSION } from "./version.ts";
 
 export async function runServe(config: Config): Promise<number> {
   const log = consoleLogger();
-  const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
+  const { store, description, tls: keep, delivery: reach } = await openServedStore(config, log);
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
-  const tls = await loadTls(config, store.path, config.db === ":memory:");
-  const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION, lockSignal: store.lockSignal.buffer });
+  const tls = await loadTls(config, keep.dbPath, keep.temporary);
+  const delivery = startDelivery({ ...reach, config, log, version: VERSION });
   const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
   const originals = new WeakMap<Request, Request>();
@@ -29,7 +28,7 @@ export async function runServe(config: Config): Promise<number> {
   const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress };
   const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, originals });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
-  printWelcome(config, url, store.path, tls.description, onboarded);
+  printWelcome(config, url, description, tls.description, onboarded);
 
   return new Promise((resolve) => {
     const shutdown = async (signal: string) => {
@@ -54,8 +53,8 @@ function displayHost(host: string): string {
 }
 
 /** Everything a newcomer needs on the first start; the owner key only when it was generated, and only once. */
-function printWelcome(config: Config, url: string, dbPath: string, tls: string, onboarded: Onboarded | null): void {
-  const lines = [`fanout ${VERSION} listening on ${url}`, `  database:     ${config.db === ":memory:" ? "in memory (throwaway)" : resolve(dbPath)} (durability ${config.durability})`, `  tls:          ${tls}`];
+function printWelcome(config: Config, url: string, database: string, tls: string, onboarded: Onboarded | null): void {
+  const lines = [`fanout ${VERSION} listening on ${url}`, `  database:     ${database}`, `  tls:          ${tls}`];
   if (onboarded) {
     lines.push(`  organization: ${onboarded.org.name} (${onboarded.org.id}) created`);
     if (onboarded.generated) lines.push(`  owner key:    ${onboarded.secret}`, "                (shown once; store it now — it holds every scope)");

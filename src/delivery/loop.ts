@@ -56,6 +56,11 @@ export type LoopOptions = {
   listenerCap: number;
   attempt: AttemptDeps;
   prober: Prober;
+  /**
+   * Whether this worker runs the housekeeping now. Instances sharing a PostgreSQL database take turns (an advisory
+   * lock, store/postgres/leader.ts); absent, it always does.
+   */
+  lead?: () => Promise<boolean>;
   /** An error the loop cannot continue from: the worker reports it and exits, the supervisor restarts it. */
   fail: (error: unknown) => void;
   pollMs?: number;
@@ -152,11 +157,14 @@ export class DeliveryLoop {
   private housekeep(): void {
     const now = this.o.now();
     const { store } = this.o;
-    Promise.all([
-      store.rescueExpiredLeases(now),
-      store.expireHeld(scheduleTotalMs(this.o.retryScheduleMs), now),
-      this.o.prober.tick(),
-    ]).then(() => this.wake(), this.o.fail);
+    const leading = this.o.lead ? this.o.lead() : Promise.resolve(true);
+    leading
+      .then((lead): Promise<unknown> | undefined => lead ? Promise.all([
+        store.rescueExpiredLeases(now),
+        store.expireHeld(scheduleTotalMs(this.o.retryScheduleMs), now),
+        this.o.prober.tick(),
+      ]) : undefined)
+      .then(() => this.wake(), this.o.fail);
   }
 
   private async step(): Promise<void> {
@@ -189,7 +197,12 @@ export class DeliveryLoop {
     const perListener = this.o.listenerCap * (1 + READY_PER_CAP);
     // With requests in flight another step follows their ends, and it looks for the next due time then.
     const request = { owner: this.o.owner, leaseMs, limit, perListener, busy: this.busy, wantsNextDue: this.inFlight.size === 0 };
-    const { claimed, nextDueAt } = await this.o.store.completeAndClaim(results, request, now);
+    const { claimed, nextDueAt } = await this.o.store.completeAndClaim(results, request, now).catch((e) => {
+      // Kept for the next step if the worker goes on (a database that is briefly unreachable); written twice, a
+      // result is fenced out the second time.
+      this.results = results.concat(this.results);
+      throw e;
+    });
     const down = claimed.filter((c) => c.listener.down);
     if (down.length > 0) await this.o.store.hold(down, now);
     for (const c of claimed) if (!c.listener.down) this.take(c);

@@ -3,7 +3,9 @@
 //   main → worker   start   once, first: where the database is, the configuration, and the owner name that
 //                           prefixes this worker's lease tokens; `releaseOwners` lists earlier workers of this
 //                           process that died, whose leases can be given back at once instead of expiring;
-//                           `lockSignal`, shared memory the worker bumps each time it gives back the write lock.
+//                           `lockSignal`, shared memory the worker bumps each time it gives back the write lock;
+//                           `postgres`: the database is PostgreSQL at `url` (then `dbPath` is unused), and
+//                           `instance` names this process on the wake channel.
 //                   nudge   a publish committed: look for due deliveries now (polling is the safety net).
 //                   stop    finish sends in flight within `drainMs`, give back the rest, close, answer `stopped`.
 //   worker → main   log     a line for the main thread's logger (the worker has none of its own).
@@ -23,6 +25,7 @@ export type StartMessage = {
   owner: string;
   releaseOwners: string[];
   lockSignal?: SharedArrayBuffer;
+  postgres?: { url: string; instance: string };
 };
 export type ToWorker = StartMessage | { type: "nudge" } | { type: "stop"; drainMs: number };
 

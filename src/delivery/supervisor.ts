@@ -15,6 +15,8 @@ export type DeliveryOptions = {
   version: string;
   /** The store's signal of a released write lock (store/sqlite/lock-signal.ts), for the worker to give. */
   lockSignal?: SharedArrayBuffer;
+  /** The database is PostgreSQL: the worker connects to `url`, and ignores wake-ups sent by `instance` (its own). */
+  postgres?: { url: string; instance: string };
   /** Tests only: another worker script speaking the same protocol. */
   workerUrl?: string;
 };
@@ -68,7 +70,7 @@ class Supervisor {
     w.addEventListener("close", (event: Event) => this.onClose(w, (event as CloseEvent).code));
     const releaseOwners = this.deadOwners.splice(0);
     this.post({ type: "start", dbPath: options.dbPath, config: options.config, version: options.version, owner: this.owner, releaseOwners,
-      lockSignal: options.lockSignal });
+      lockSignal: options.lockSignal, postgres: options.postgres });
   }
 
   /**

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import https from "node:https";
 import http2 from "node:http2";
+import { createTestDatabase, postgresAvailable } from "../support/postgres.ts";
 
 export type Reply = { status: number; headers: Headers; body: any; text: string };
 export type Proto = "h1" | "h2";
@@ -24,6 +25,11 @@ export type Fanout = {
 };
 
 export const PROTOS: Proto[] = ["h1", "h2"];
+/**
+ * The store the servers use unless a test names a database: FANOUT_TEST_BACKEND=postgres gives each server a
+ * database of its own on the test server (test/support/postgres.ts), dropped after the run.
+ */
+export const BACKEND: "sqlite" | "postgres" = process.env.FANOUT_TEST_BACKEND === "postgres" ? "postgres" : "sqlite";
 export const ROOT = join(import.meta.dir, "..", "..");
 const BUN = process.execPath;
 
@@ -40,8 +46,15 @@ export async function cli(args: string[], env: Record<string, string> = {}): Pro
 
 export type StartOptions = { env?: Record<string, string>; args?: string[]; db?: string; binary?: string };
 
+/** A fresh database for one server of the current backend: a file path, or a PostgreSQL URL. */
+export async function freshDatabase(): Promise<string> {
+  if (BACKEND === "sqlite") return join(tempDir(), "fanout.db");
+  if (!(await postgresAvailable())) throw new Error("FANOUT_TEST_BACKEND=postgres, but the test server cannot be reached");
+  return (await createTestDatabase()).url;
+}
+
 export async function startFanout(opts: StartOptions = {}): Promise<Fanout> {
-  const dbPath = opts.db ?? join(tempDir(), "fanout.db");
+  const dbPath = opts.db ?? (await freshDatabase());
   const key = opts.env?.FANOUT_BOOTSTRAP_KEY ?? `test-key-${crypto.randomUUID()}`;
   const env: Record<string, string> = {
     FANOUT_HOST: "127.0.0.1",

@@ -1,22 +1,26 @@
 /** Onboarding, restarts, CLI commands beside a live server, backup and clean shutdown. */
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { cli, PROTOS, startFanout, tempDir } from "./harness.ts";
+import { dirname, join } from "node:path";
+import { BACKEND, cli, freshDatabase, PROTOS, startFanout, tempDir } from "./harness.ts";
 import { deliveryApi, Receiver } from "./receiver.ts";
 
 describe("lifecycle", () => {
-  test("first start onboards once and prints a generated owner key; a restart on the same file loses nothing", async () => {
-    const dir = tempDir();
-    const db = join(dir, "fanout.db");
+  test("first start onboards once and prints a generated owner key; a restart on the same database loses nothing", async () => {
+    const db = await freshDatabase();
     const env = { FANOUT_BOOTSTRAP_KEY: "" }; // empty counts as unset: the key is generated and printed
     const first = await startFanout({ db, env });
     const out = first.output();
     const key = out.match(/owner key:\s+(fo_[0-9A-Za-z]{43})/)?.[1];
     expect(key).toBeDefined();
     expect(out).toContain("curl");
-    expect(out).toContain(db);
-    expect(existsSync(join(dir, "tls-cert.pem"))).toBe(true);
+    if (BACKEND === "sqlite") {
+      expect(out).toContain(db);
+      expect(existsSync(join(dirname(db), "tls-cert.pem"))).toBe(true);
+    } else {
+      expect(out).toContain(`${new URL(db).host}${new URL(db).pathname} (PostgreSQL`);
+      expect(out).toContain("self-signed, in memory");
+    }
     const made = await first.call("h1", "POST", "/v1/queues", { key: key!, body: { name: "kept" } });
     expect(made.status).toBe(200);
     expect(await first.stop()).toBe(0);
@@ -45,14 +49,22 @@ describe("lifecycle", () => {
     expect((await cli(["orgs", "create", "NotReverseDns"], { FANOUT_DB: fanout.dbPath })).code).toBe(2);
 
     const backup = join(tempDir(), "copy.db");
-    expect((await cli(["backup", backup], { FANOUT_DB: fanout.dbPath })).code).toBe(0);
+    const backedUp = await cli(["backup", backup], { FANOUT_DB: fanout.dbPath });
+    if (BACKEND === "postgres") {
+      // Backing PostgreSQL up is pg_dump's work: the command says so, without the password, and copies nothing.
+      expect(backedUp.code).toBe(2);
+      expect(backedUp.stderr).toContain("pg_dump");
+      expect(existsSync(backup)).toBe(false);
+      return void expect(await fanout.stop()).toBe(0);
+    }
+    expect(backedUp.code).toBe(0);
     const restored = await startFanout({ db: backup, env: { FANOUT_BOOTSTRAP_KEY: fanout.key } });
     expect((await restored.call("h1", "GET", `/v1/queues/${mine.body.queue.id}`)).body.queue.name).toBe("mine");
     expect(await restored.stop()).toBe(0);
     expect(await fanout.stop()).toBe(0);
   });
 
-  test("a throwaway :memory: instance, as CI runs it, needs no database file and delivers", async () => {
+  test.if(BACKEND === "sqlite")("a throwaway :memory: instance, as CI runs it, needs no database file and delivers", async () => {
     const fanout = await startFanout({ env: { FANOUT_DB: ":memory:" } });
     const receiver = await Receiver.start();
     try {
@@ -78,5 +90,20 @@ describe("lifecycle", () => {
     const migrated = await cli(["migrate"], { FANOUT_DB: db });
     expect(migrated.code).toBe(0);
     expect(existsSync(db)).toBe(true);
+  });
+
+  test("a PostgreSQL URL that is malformed, or names a server that is not there, exits 2 with one line and no password", async () => {
+    const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = closed.port;
+    closed.stop(true); // a port nothing listens on any more
+    const unreachable = await cli(["serve", "--db", `postgres://fanout:hunter22@127.0.0.1:${port}/fanout`]);
+    const malformed = await cli(["migrate", "--db", "postgres://fanout:hunter22@127.0.0.1:5432/"]);
+    for (const run of [unreachable, malformed]) {
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      expect(run.stderr + run.stdout).not.toContain("hunter22");
+    }
+    expect(unreachable.stderr).toContain(`cannot use PostgreSQL at postgres://fanout@127.0.0.1:${port}/fanout`);
+    expect(malformed.stderr).toContain("invalid --db");
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { PROTOS, startFanout, waitFor, type Fanout, type Proto } from "./harness.ts";
+import { BACKEND, PROTOS, startFanout, waitFor, type Fanout, type Proto } from "./harness.ts";
+import { withTestDatabase } from "../support/postgres.ts";
 
 // A small limit keeps the over-limit bodies small; the boundary is exercised exactly.
 const MAX_MESSAGE_BYTES = 4096;
@@ -19,11 +20,12 @@ const ids = (items: { id: string }[]) => items.map((i) => i.id);
 
 /**
  * Marks the message's only delivery as missed after a 503 and appends its attempt, straight in the server's
- * database: the views must be checked with known values, whatever the delivery worker is doing at the time
+ * database (the SQLite file, or the PostgreSQL database): the views must be checked with known values, whatever the delivery worker is doing at the time
  * (a terminal state is one it leaves alone, and attempts are append-only). The row exists once the worker has
  * fanned the message out, a moment after the publish.
  */
 async function seedFailedDelivery(dbPath: string, messageId: string): Promise<void> {
+  if (BACKEND === "postgres") return seedFailedPostgresDelivery(dbPath, messageId);
   const db = new Database(dbPath);
   try {
     db.run("PRAGMA busy_timeout = 5000");
@@ -34,6 +36,15 @@ async function seedFailedDelivery(dbPath: string, messageId: string): Promise<vo
   } finally {
     db.close();
   }
+}
+
+async function seedFailedPostgresDelivery(url: string, messageId: string): Promise<void> {
+  await withTestDatabase(url, async (sql) => {
+    const find = async () => (await sql`SELECT d.id FROM deliveries d JOIN messages m ON m.seq = d.message_seq WHERE m.id = ${messageId}`)[0];
+    const row = await waitFor(find, 5000, () => "the delivery was never written");
+    await sql`UPDATE deliveries SET state = 'missed', attempt = 7, next_attempt_at = NULL, last_status = 503, last_error = 'Service Unavailable' WHERE id = ${row.id}`;
+    await sql`INSERT INTO attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response) VALUES (${row.id}, 7, 1234, 503, 12, NULL, 'busy')`;
+  });
 }
 
 function client(proto: Proto) {

@@ -1,6 +1,8 @@
 /**
  * Events older than 24 hours are not kept (SPEC 8.1): a timer deletes them. Listing already hides them, so the
  * sweep only bounds the table; the store deletes in small batches so a large backlog never stalls writers.
+ * Instances sharing a PostgreSQL database take turns (`store.leads`): one sweeps, and another takes over within
+ * one interval when it dies.
  */
 import type { Store } from "../../store/index.ts";
 import type { Clock } from "../../lib/clock.ts";
@@ -18,6 +20,7 @@ export function startEventSweep(store: Store, clock: Clock, log: Logger, everyMs
   const sweep = () => (running ??= sweepOnce().finally(() => (running = null)));
   const sweepOnce = async () => {
     try {
+      if (store.leads && !(await store.leads())) return; // another instance sweeps
       const deleted = await store.events.sweep(clock.now() - EVENT_RETENTION_MS);
       if (deleted) log.info("swept old usage events", { deleted });
     } catch (e) {

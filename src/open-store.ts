@@ -1,0 +1,44 @@
+/**
+ * The store `--db` names, opened for `fanout serve`: a SQLite file (or `:memory:`), or a PostgreSQL URL. Besides
+ * the Store, what the server needs to know about it: how to describe it at start, where a self-signed certificate
+ * may be kept, and how the delivery worker reaches the same data.
+ */
+import { resolve } from "node:path";
+import type { Config } from "./config.ts";
+import type { Logger } from "./lib/log.ts";
+import type { Store } from "./store/index.ts";
+import type { DeliveryOptions } from "./delivery/supervisor.ts";
+import { openSqliteStore } from "./store/sqlite/index.ts";
+import { openPostgresStore } from "./store/postgres/index.ts";
+import { apiPool } from "./store/postgres/pool.ts";
+import { describeTarget, isPostgresUrl } from "./store/postgres/url.ts";
+
+export type ServedStore = {
+  store: Store;
+  /** The start line's account of the database. */
+  description: string;
+  /** Where a generated certificate is kept (beside the database file), or in memory. */
+  tls: { dbPath: string; temporary: boolean };
+  delivery: Pick<DeliveryOptions, "dbPath" | "lockSignal" | "postgres">;
+};
+
+export async function openServedStore(config: Config, log: Logger): Promise<ServedStore> {
+  if (isPostgresUrl(config.db)) {
+    const store = await openPostgresStore(config.db, { pool: apiPool(config.dbPool), role: "api" });
+    return {
+      store,
+      description: `${describeTarget(store.target)} (PostgreSQL, at most ${config.dbPool} connections)`,
+      // Several instances share the database but not a directory: each makes its own certificate, in memory.
+      tls: { dbPath: "", temporary: true },
+      delivery: { dbPath: "", postgres: { url: config.db, instance: store.instance } },
+    };
+  }
+  const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
+  const memory = config.db === ":memory:";
+  return {
+    store,
+    description: `${memory ? "in memory (throwaway)" : resolve(store.path)} (durability ${config.durability})`,
+    tls: { dbPath: store.path, temporary: memory },
+    delivery: { dbPath: store.path, lockSignal: store.lockSignal.buffer },
+  };
+}
