@@ -13,7 +13,7 @@ import type { Config } from "../config.ts";
 import type { Logger } from "../lib/log.ts";
 import { sha256Hex } from "../lib/ids.ts";
 import { AppError, forbidden, unauthorized } from "../lib/errors.ts";
-import { clientAddress, createLockout } from "./lockout.ts";
+import { clientAddress, createLockout, createSharedLockout } from "./lockout.ts";
 import { createRateLimiter, rateLimitHeaders, retryAfterSeconds } from "./rate-limit.ts";
 
 export type Auth = { orgId: string; key: ApiKey; actor: Actor };
@@ -37,9 +37,12 @@ export interface Gate {
 
 type GateDeps = { store: Store; config: Pick<Config, "rateLimit" | "lockout" | "trustProxy">; log: Logger };
 
-/** One gate per app: its counters are in memory and shared by every route. */
+/**
+ * One gate per app, shared by every route. Rate-limit counters are in this process's memory (with several
+ * instances, each counts its own requests); lockout counts are the store's when it keeps them for every instance.
+ */
 export function createGate({ store, config, log }: GateDeps): Gate {
-  const lockout = createLockout(config.lockout);
+  const lockout = store.lockouts ? createSharedLockout(store.lockouts, config.lockout, log) : createLockout(config.lockout);
   const limiter = config.rateLimit > 0 ? createRateLimiter({ limit: config.rateLimit }) : null;
 
   async function authenticateFrom(address: () => string, request: Request, now: number): Promise<Auth> {
@@ -47,7 +50,7 @@ export function createGate({ store, config, log }: GateDeps): Gate {
       return await authenticate(store, request.headers.get("x-api-key"));
     } catch (e) {
       if (e instanceof AppError && e.status === 401) {
-        const until = lockout.fail(address(), now);
+        const until = await lockout.fail(address(), now);
         if (until) log.warn("client address locked out after failed authentications", { address: address(), until: new Date(until).toISOString() });
       }
       throw e;

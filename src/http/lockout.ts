@@ -11,6 +11,8 @@
  * `maxAddresses` other addresses to push one out.
  */
 import ipaddr from "ipaddr.js";
+import type { LockoutStore } from "../store/index.ts";
+import type { Logger } from "../lib/log.ts";
 
 export type LockoutOptions = { attempts: number; windowMs: number; lockMs: number; maxAddresses?: number };
 
@@ -20,7 +22,7 @@ export interface Lockout {
   /** False when no address is locked (expired locks may still count until they are looked up). */
   hasLocks(): boolean;
   /** Records one failed authentication; returns the lock's end when this failure locked the address, else 0. */
-  fail(address: string, now: number): number;
+  fail(address: string, now: number): number | Promise<number>;
   readonly size: { failures: number; locks: number };
 }
 
@@ -63,6 +65,54 @@ export function createLockout(options: LockoutOptions): Lockout {
     },
     get size() {
       return { failures: failures.size, locks: locks.size };
+    },
+  };
+}
+
+/**
+ * The lockout of instances that share a database (PostgreSQL): failures are counted in the store, so every
+ * instance counts toward one lock, and each instance keeps the locks in memory, as above, so a request is checked
+ * without asking the database: the ones it took itself, the ones other instances announce, and all of them again
+ * whenever announcements may have been missed. A failure that cannot be counted (the database unreachable) is
+ * logged and the request still answered 401.
+ */
+export function createSharedLockout(store: LockoutStore, options: LockoutOptions, log: Logger): Lockout {
+  const max = options.maxAddresses ?? 100_000;
+  const locks = new Map<string, number>();
+  const remember = (address: string, until: number) => {
+    if (until > (locks.get(address) ?? 0)) touch(locks, address, until, max);
+  };
+  void store
+    .watch({
+      locked: remember,
+      resync: () =>
+        void store.locked(Date.now()).then(
+          (all) => all.forEach((l) => remember(l.address, l.until)),
+          (e) => log.warn("could not read the lockouts of other instances", { error: String(e) }),
+        ),
+    })
+    .catch((e) => log.warn("could not subscribe to the lockouts of other instances", { error: String(e) }));
+  return {
+    lockedUntil(address, now) {
+      const until = locks.get(address);
+      if (until === undefined) return 0;
+      if (until > now) return until;
+      locks.delete(address);
+      return 0;
+    },
+    hasLocks: () => locks.size > 0,
+    async fail(address, now) {
+      try {
+        const until = await store.fail(address, options, now);
+        if (until) remember(address, until);
+        return until;
+      } catch (e) {
+        log.warn("could not count a failed authentication", { error: String(e) });
+        return 0;
+      }
+    },
+    get size() {
+      return { failures: 0, locks: locks.size };
     },
   };
 }

@@ -185,6 +185,24 @@ export interface EventStore {
   sweep(before: number): Promise<number>;
 }
 
+export type LockoutRule = { attempts: number; windowMs: number; lockMs: number };
+
+/**
+ * Failed authentications counted where every instance sees them (PostgreSQL), so a lockout holds across
+ * instances (PRODUCT §12). Without it (one SQLite server) the process counts them itself (http/lockout.ts).
+ */
+export interface LockoutStore {
+  /** Counts one failed authentication of `address`; the end of its lock when this failure locked it, else 0. */
+  fail(address: string, rule: LockoutRule, now: number): Promise<number>;
+  /** The addresses locked at `now`, with the end of each lock. */
+  locked(now: number): Promise<{ address: string; until: number }[]>;
+  /**
+   * From now on, `locked` hears of each lock another instance takes, and `resync` of each time such news may have
+   * been missed (the subscription was re-established), including once at the start.
+   */
+  watch(handlers: { locked(address: string, until: number): void; resync(): void }): Promise<void>;
+}
+
 export interface Store {
   orgs: OrgStore;
   apiKeys: ApiKeyStore;
@@ -193,6 +211,7 @@ export interface Store {
   messages: MessageStore;
   events: EventStore;
   deliveries: DeliveryStore;
+  lockouts?: LockoutStore;
   /** An online, consistent copy of the whole database into `file`. */
   backup(file: string): Promise<void>;
   /**

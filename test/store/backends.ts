@@ -17,6 +17,8 @@ export type Backend = {
   open(): Promise<Store>;
   /** SQLite writes a publish's deliveries later, from the delivery worker's claim, a slice at a time. */
   fansOutInClaims: boolean;
+  /** Another instance's store on the database the last `open` made (PostgreSQL: instances share one). */
+  openAnother?(): Promise<Store>;
 };
 
 const freshFile = () => join(mkdtempSync(join(tmpdir(), "fanout-store-")), "store.db");
@@ -44,6 +46,9 @@ function postgres(): Backend {
       const db = await database;
       if (!first) await db.exec(EMPTY);
       return openPostgresStore(db.url, { pool: 4, role: "test", migrate: first });
+    },
+    async openAnother() {
+      return openPostgresStore((await database!).url, { pool: 4, role: "test", migrate: false });
     },
   };
 }

@@ -33,16 +33,17 @@ async function find(db: PgDb | PgTx, orgId: string, id: string): Promise<ApiKey>
 }
 
 /**
- * Found keys are remembered briefly, as on SQLite. A change made by this process clears the cache after it commits;
- * one made by another instance reaches this one through `forget`, which the store calls on that instance's
- * notification (notifications.ts), and the lifetime bounds what a lost notification can leave.
+ * Found keys are remembered briefly, as on SQLite. A change made by this process clears the cache after it commits
+ * and tells the other instances (`changed`); one made by another instance reaches this one through `forget`, which
+ * the store calls on that notification (notifications.ts). `watch` starts that subscription, at the first lookup;
+ * the lifetime bounds what a lost notification can leave.
  */
 const CACHE_MS = 5_000;
 const CACHE_MAX = 10_000;
 
 export type CachedApiKeyStore = ApiKeyStore & { forget(): void };
 
-export function apiKeyStore({ db, write }: Conn, changed: () => void): CachedApiKeyStore {
+export function apiKeyStore({ db, write }: Conn, changed: () => void, watch: () => void): CachedApiKeyStore {
   const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare("api_key_by_hash");
   const cache = new Map<string, { key: ApiKey; until: number }>();
   const forget = () => cache.clear();
@@ -77,6 +78,7 @@ export function apiKeyStore({ db, write }: Conn, changed: () => void): CachedApi
       })),
     authenticate: (hash) =>
       guarded(async () => {
+        watch();
         const hit = cache.get(hash);
         if (hit && hit.until > performance.now()) return hit.key;
         const [row] = await byHash.execute({ hash });

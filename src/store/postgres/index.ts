@@ -12,6 +12,7 @@ import { messageStore } from "./messages.ts";
 import { eventStore } from "./events.ts";
 import { deliveryStore } from "./deliveries.ts";
 import { CHANGES_CHANNEL, type Change } from "./notifications.ts";
+import { lockoutStore, type LockWatchers } from "./lockouts.ts";
 import type { Conn } from "./shared.ts";
 import { Leadership } from "./leader.ts";
 import { LOCKS } from "./locks.ts";
@@ -55,12 +56,30 @@ export async function openPostgresStore(location: string, options: PostgresOptio
   const announce = (change: Change) => client.notify(CHANGES_CHANNEL, JSON.stringify(change)).catch(() => {
     // Another instance's cache then ages out by itself (api-keys.ts); the change itself is committed.
   });
+  // What other instances change, heard from the first key lookup or lockout watcher on (a server's requests).
+  const watchers: LockWatchers = [];
+  const changed = (payload: string) => {
+    const change = parseChange(payload);
+    if (change?.kind === "keys") apiKeys.forget();
+    if (change?.kind === "lock") for (const w of watchers) w.locked(change.address, change.until);
+  };
+  const resubscribed = () => {
+    apiKeys.forget();
+    for (const w of watchers) w.resync();
+  };
+  let subscription: Promise<unknown> | undefined;
+  const subscribe = async () => void (await (subscription ??= client.listen(CHANGES_CHANNEL, changed, resubscribed)));
+  const apiKeys = apiKeyStore(conn, () => void announce({ kind: "keys" }), () => {
+    // Until it is up the cache's lifetime bounds staleness; a failure is tried again at the next lookup.
+    if (!subscription) subscribe().catch(() => (subscription = undefined));
+  });
   return {
     target,
     client,
     instance,
     orgs: orgStore(conn),
-    apiKeys: apiKeyStore(conn, () => void announce({ kind: "keys" })),
+    apiKeys,
+    lockouts: lockoutStore(client, watchers, subscribe),
     queues: queueStore(conn),
     listeners: listenerStore(conn),
     messages: messageStore(conn, (p) => writes.batched(p)),
@@ -75,4 +94,14 @@ export async function openPostgresStore(location: string, options: PostgresOptio
       await client.close({ timeout: 5 });
     },
   };
+}
+
+/** A notification on CHANGES, or null for a payload fanout did not send (a throw here would end the process). */
+function parseChange(payload: string): Change | null {
+  try {
+    const change = JSON.parse(payload) as Change;
+    return change?.kind === "keys" || (change?.kind === "lock" && typeof change.address === "string" && Number.isFinite(change.until)) ? change : null;
+  } catch {
+    return null; // not JSON: not ours
+  }
 }

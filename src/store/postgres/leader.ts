@@ -45,9 +45,17 @@ export class Leadership {
     }
   }
 
+  /**
+   * Gives the lock up, so another instance takes over at its next ask: unlocked first, since the server ends a
+   * closed session (and frees its locks) only a moment after the client has gone.
+   */
   async close(): Promise<void> {
     await this.asking;
+    const session = this.session;
+    this.session = null;
+    if (session && this.held) await session`SELECT pg_advisory_unlock(${LOCK_NAMESPACE}, ${this.lock})`.catch(() => {}); // broken: already freed
     this.held = false;
-    await this.client.close({ timeout: 1 });
+    await session?.close().catch(() => {}); // a broken session is closed already
+    await this.client.close();
   }
 }
