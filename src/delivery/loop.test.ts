@@ -214,3 +214,21 @@ test("a nudge steps at once when nothing is in flight, and joins the next batch 
   l.nudge(); // nothing in flight: at once
   await until(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(third.id));
 });
+
+test("the housekeeping (lease rescue) runs only while the worker leads it", async () => {
+  await listener("a");
+  const m = await publish();
+  // Another worker leased the row and died: its lease expires at once.
+  await store.deliveries.claimDue({ owner: "dead", leaseMs: 1, limit: 10, perListener: 10, busy: new Map() }, Date.now());
+  let leading = false;
+  let asked = 0;
+  const l = loop({ pollMs: 10, lead: async () => (asked++, leading) });
+  l.start();
+  await until(() => asked >= 5); // five polls that did not lead, so did not rescue it
+  expect(await states(m.id)).toEqual(["sending"]);
+  expect(inFlight).toHaveLength(0);
+  leading = true;
+  await until(() => inFlight.length === 1);
+  inFlight[0]!.answer(200);
+  await until(async () => (await states(m.id))[0] === "acknowledged");
+});

@@ -15,6 +15,7 @@ export type Proto = "h1" | "h2";
 export type CallOptions = { body?: unknown; raw?: string; key?: string | null; headers?: Record<string, string> };
 export type Fanout = {
   url: string;
+  pid: number;
   key: string;
   dbPath: string;
   env: Record<string, string>;
@@ -80,6 +81,7 @@ export async function startFanout(opts: StartOptions = {}): Promise<Fanout> {
   await waitFor(async () => (await clients.call("h1", "GET", "/healthz", {})).status === 200 || undefined, 10_000, () => `healthz never answered:\n${output}`);
   return {
     url: base,
+    pid: proc.pid,
     key,
     dbPath,
     env,

@@ -39,7 +39,7 @@ describe.if(await postgresAvailable())("leadership", () => {
     try {
       expect(await a.lead()).toBe(true);
       await withTestDatabase(database!.url, (sql) =>
-        sql`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'fanout test leader' AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 9)`);
+        sql`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'fanout test leader%' AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 9)`);
       expect(await a.lead()).toBe(false); // its session is gone, and the lock with it
       expect(await until(() => b.lead())).toBe(true); // another instance takes over once the server let the session go
       expect(await a.lead()).toBe(false);

@@ -20,7 +20,8 @@ export class Leadership {
   private asking: Promise<boolean> | null = null;
 
   constructor(target: PostgresTarget, private readonly lock: number, role: string) {
-    this.client = openClient(target, 1, `${role} leader`);
+    // The pid in the session's name tells an operator (pg_stat_activity) which instance leads.
+    this.client = openClient(target, 1, `${role} leader, pid ${process.pid}`);
   }
 
   /** Whether this process leads now; takes the lock when it is free. Concurrent calls share one answer. */
