@@ -24,9 +24,16 @@ export async function runServe(config: Config): Promise<number> {
   const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION, lockSignal: store.lockSignal.buffer });
   const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
+  // Only the request Bun handed in knows its socket; copies made on the way (version prefix, a checked body) map to it.
   const originals = new WeakMap<Request, Request>();
-  const peerAddress = (r: Request) => server.requestIP(originals.get(r) ?? r)?.address;
-  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress };
+  const originalOf = (r: Request) => originals.get(r) ?? r;
+  const peerAddress = (r: Request) => server.requestIP(originalOf(r))?.address;
+  const copyRequest = (r: Request, init: RequestInit) => {
+    const copy = new Request(r.url, init);
+    originals.set(copy, originalOf(r));
+    return copy;
+  };
+  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, copyRequest };
   const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, originals });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
   printWelcome(config, url, store.path, tls.description, onboarded);

@@ -20,6 +20,7 @@ import { schemaRoutes } from "../modules/schemas/routes.ts";
 import { QueueCache } from "../modules/messages/queue-cache.ts";
 import { createGate, type Gate } from "./auth.ts";
 import { hotRoutes } from "./hot.ts";
+import { checkedBody } from "./body.ts";
 
 export type { Deps } from "./context.ts";
 
@@ -72,5 +73,10 @@ export function buildHandler(deps: Deps): (request: Request) => Response | Promi
   const shared = sharedOf(deps);
   const app = buildApp(deps, shared);
   const hot = hotRoutes(deps, shared.gate, [hotPublishRoute(deps, shared.queues)]);
-  return (request) => hot(request) ?? app.fetch(request);
+  // The app parses bodies in several ways (Elysia's parsers, jsonOrEmpty): each sees a body already bounded.
+  const bounded = async (request: Request) => {
+    const checked = await checkedBody(request, deps.copyRequest);
+    return checked instanceof Response ? checked : app.fetch(checked);
+  };
+  return (request) => hot(request) ?? bounded(request);
 }
