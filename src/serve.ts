@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import type { Config } from "./config.ts";
 import { openSqliteStore } from "./store/sqlite/index.ts";
+import { lockServer } from "./store/sqlite/server-lock.ts";
 import { bootstrap, type Onboarded } from "./modules/organizations/onboarding.ts";
 import { buildHandler } from "./http/app.ts";
 import { serve } from "./http/server.ts";
@@ -18,7 +19,11 @@ import { VERSION } from "./version.ts";
 
 export async function runServe(config: Config): Promise<number> {
   const log = consoleLogger();
+  // Before the store opens: a second server must not migrate, checkpoint or deliver from the file.
+  const lock = config.db === ":memory:" ? null : lockServer(config.db, systemClock.now());
   const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
+  const released = await store.deliveries.releaseAll(systemClock.now());
+  if (released > 0) log.info("sending again the deliveries a stopped server had in flight", { count: released });
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, store.path, config.db === ":memory:");
   const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION, lockSignal: store.lockSignal.buffer });
@@ -47,6 +52,7 @@ export async function runServe(config: Config): Promise<number> {
       await Promise.race([Promise.all([server.stop(false), delivery.stop(), stopSweep()]), deadline]);
       server.stop(true);
       await store.close();
+      lock?.release();
       log.info("stopped");
       resolve(0);
     };
