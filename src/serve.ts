@@ -72,9 +72,11 @@ function printWelcome(config: Config, url: string, dbPath: string, tls: string, 
   if (onboarded) {
     lines.push(`  organization: ${onboarded.org.name} (${onboarded.org.id}) created`);
     if (onboarded.generated) lines.push(`  owner key:    ${onboarded.secret}`, "                (shown once; store it now — it holds every scope)");
-    const key = onboarded.generated ? onboarded.secret : "$FANOUT_BOOTSTRAP_KEY";
+    // A given key is not echoed: the line names the variable, in double quotes so the shell expands it.
+    const header = onboarded.generated ? `'X-API-KEY: ${onboarded.secret}'` : `"X-API-KEY: $FANOUT_BOOTSTRAP_KEY"`;
+    const intro = onboarded.generated ? "Create a first queue:" : "Create a first queue (with FANOUT_BOOTSTRAP_KEY set to the owner key you gave):";
     const insecure = config.tls && !config.tlsCert ? "-k " : "";
-    lines.push("", "Create a first queue:", `  curl ${insecure}-X POST ${url}/v1/queues -H 'X-API-KEY: ${key}' -H 'Content-Type: application/json' -d '{"name":"first"}'`);
+    lines.push("", intro, `  curl ${insecure}-X POST ${url}/v1/queues -H ${header} -H 'Content-Type: application/json' -d '{"name":"first"}'`);
   }
   console.log(lines.join("\n"));
 }
