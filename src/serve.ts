@@ -14,10 +14,12 @@ import { startDelivery } from "./delivery/supervisor.ts";
 import { startEventSweep } from "./modules/events/sweep.ts";
 import { systemClock } from "./lib/clock.ts";
 import { consoleLogger } from "./lib/log.ts";
+import { warnOnLowFileLimit } from "./lib/file-limit.ts";
 import { VERSION } from "./version.ts";
 
 export async function runServe(config: Config): Promise<number> {
   const log = consoleLogger();
+  warnOnLowFileLimit(log);
   const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, store.path, config.db === ":memory:");
@@ -59,9 +61,10 @@ function printWelcome(config: Config, url: string, dbPath: string, tls: string, 
   if (onboarded) {
     lines.push(`  organization: ${onboarded.org.name} (${onboarded.org.id}) created`);
     if (onboarded.generated) lines.push(`  owner key:    ${onboarded.secret}`, "                (shown once; store it now — it holds every scope)");
-    const key = onboarded.generated ? onboarded.secret : "$FANOUT_BOOTSTRAP_KEY";
+    // A given key is not printed: the line names its variable, in double quotes so that a shell expands it.
+    const keyHeader = onboarded.generated ? `'X-API-KEY: ${onboarded.secret}'` : `"X-API-KEY: $FANOUT_BOOTSTRAP_KEY"`;
     const insecure = config.tls && !config.tlsCert ? "-k " : "";
-    lines.push("", "Create a first queue:", `  curl ${insecure}-X POST ${url}/v1/queues -H 'X-API-KEY: ${key}' -H 'Content-Type: application/json' -d '{"name":"first"}'`);
+    lines.push("", "Create a first queue:", `  curl ${insecure}-X POST ${url}/v1/queues -H ${keyHeader} -H 'Content-Type: application/json' -d '{"name":"first"}'`);
   }
   console.log(lines.join("\n"));
 }
