@@ -15,10 +15,12 @@ import { startDelivery } from "./delivery/supervisor.ts";
 import { startEventSweep } from "./modules/events/sweep.ts";
 import { systemClock } from "./lib/clock.ts";
 import { consoleLogger } from "./lib/log.ts";
+import { warnOnLowFileLimit } from "./lib/file-limit.ts";
 import { VERSION } from "./version.ts";
 
 export async function runServe(config: Config): Promise<number> {
   const log = consoleLogger();
+  warnOnLowFileLimit(log);
   // Before the store opens: a second server must not migrate, checkpoint or deliver from the file.
   const lock = config.db === ":memory:" ? null : lockServer(config.db, systemClock.now());
   const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
