@@ -5,6 +5,7 @@
 import { AppError, type FieldError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { splitUrl } from "./request-url.ts";
+import { fieldErrors, type ValidationFailure } from "./validation.ts";
 
 export const TITLES: Record<number, string> = {
   400: "Bad Request",
@@ -42,19 +43,6 @@ export function fromAppError(e: AppError): Response {
   return errorResponse(e.status, e.detail, e.errors, e.headers);
 }
 
-/** TypeBox errors of a request part, as `{ path, message }` with the part named ("body/name"). */
-export function validationErrors(part: string, all: { path?: string; message?: string; summary?: string }[]): FieldError[] {
-  const seen = new Set<string>();
-  const out: FieldError[] = [];
-  for (const e of all) {
-    const path = `${part}${e.path ?? ""}`;
-    const message = e.summary ?? e.message ?? "is invalid";
-    const key = `${path} ${message}`;
-    if (!seen.has(key)) seen.add(key), out.push({ path, message });
-  }
-  return out.slice(0, 50);
-}
-
 /** What failed, as Elysia's onError names it: its error code, or none for an error thrown by our own code. */
 export type Failure = { code?: string | number; error: unknown; request: Request };
 
@@ -65,9 +53,11 @@ export type Failure = { code?: string | number; error: unknown; request: Request
  */
 export function failureResponse({ code, error, request }: Failure, log: Logger, allowed: (path: string) => string[] = () => []): Response {
   if (error instanceof AppError) return fromAppError(error);
-  if (code === "VALIDATION") {
-    const v = error as { type: string; all: { path?: string; message?: string; summary?: string }[] };
-    return errorResponse(400, "The request does not have the expected shape.", validationErrors(v.type, v.all));
+  // A response that fails its own model is the service's fault: it falls through to 500.
+  if (code === "VALIDATION" && (error as ValidationFailure).type !== "response") {
+    const failure = error as ValidationFailure;
+    const part = failure.type === "body" ? "body" : "request";
+    return errorResponse(400, `The ${part} does not have the expected shape.`, fieldErrors(failure));
   }
   if (code === "PARSE") return errorResponse(400, "The body is not valid JSON.");
   if (code === "NOT_FOUND") {
