@@ -42,6 +42,7 @@ const attemptView = (a: Attempt) => ({
   status_code: a.statusCode,
   duration_ms: a.durationMs,
   error: a.error,
+  response: a.response,
 });
 
 function messageList(deps: Deps) {
