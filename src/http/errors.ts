@@ -2,6 +2,7 @@
  * The one place errors become responses: `{ title, status }`, plus `detail` (one sentence) and `errors`
  * (`[{ path, message }]`) where useful. No stack trace, secret or payload is ever rendered.
  */
+import { Type, type Static } from "@sinclair/typebox";
 import { AppError, type FieldError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { splitUrl } from "./request-url.ts";
@@ -26,7 +27,26 @@ export const TITLES: Record<number, string> = {
   503: "Service Unavailable",
 };
 
-export type ErrorBody = { title: string; status: number; detail?: string; errors?: FieldError[] };
+/** The body of every error response, as the OpenAPI document shows it (`#/components/schemas/Error`). */
+export const ErrorModel = Type.Object(
+  {
+    title: Type.String({ description: "the status's name, e.g. `Not Found`" }),
+    status: Type.Integer({ description: "the HTTP status, repeated" }),
+    detail: Type.Optional(Type.String({ description: "one sentence for a person" })),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          path: Type.String({ description: "a JSON Pointer into the body (`/name`, `\"\"` for the body itself), or the name of the query parameter (`per_page`)" }),
+          message: Type.String({ description: "what the value must be, e.g. `must be an integer from 1 to 100`" }),
+        }),
+        { description: "each field that was refused" },
+      ),
+    ),
+  },
+  { description: "An error: `{ title, status }`, plus `detail` and `errors` where useful" },
+);
+
+export type ErrorBody = Static<typeof ErrorModel>;
 
 export function errorBody(status: number, detail?: string, errors?: FieldError[]): ErrorBody {
   const body: ErrorBody = { title: TITLES[status] ?? "Error", status };
