@@ -133,8 +133,13 @@ function completeResponses(op: Json, route: Route, keyed: boolean): Json {
   return { ...success, ...Object.fromEntries(errors.map((s) => [s, generated[s] ?? declared[s] ?? ref("responses", responseName(s as ErrorStatus))])) };
 }
 
+/** SPEC: every endpoint takes `pretty`; the app honours it for every route, declared in its query model or not. */
+const PRETTY = { name: "pretty", in: "query", required: false, schema: { type: "string", description: "indent the JSON response: `true`, `1` or empty" } };
+
 function completeOperation(op: Json, route: Route, keyed: boolean): Json {
   const out: Json = { ...op };
+  const parameters: Json[] = op.parameters ?? [];
+  if (!parameters.some((p) => p.in === "query" && p.name === "pretty")) out.parameters = [...parameters, PRETTY];
   if (op.requestBody) {
     const optional = (route.hooks?.parse ?? []).some((p: Json) => typeof p.fn === "function" && p.fn[OPTIONAL_BODY]);
     const { description } = op.requestBody;
