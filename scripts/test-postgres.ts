@@ -15,6 +15,11 @@ const SAME_ON_BOTH: Record<string, string> = {
   "tls.test.ts": "the HTTP layer only",
   "delivery-targets.test.ts": "the SSRF guard of outbound requests",
   "binary.test.ts": "the binary's CLI and HTTP basics (delivery-binary.test.ts runs the binary on PostgreSQL)",
+  "cli.test.ts": "version, help and completion: no database",
+  "file-limit.test.ts": "the process's open-file limit",
+  "one-server.test.ts": "SQLite's one-server-per-file lock",
+  "readme.test.ts": "the README's quick start, on its SQLite file",
+  "release.test.ts": "the release build",
   "instances.test.ts": "PostgreSQL-only, ran in the first half",
   "postgres-restart.test.ts": "PostgreSQL-only, ran in the first half",
 };

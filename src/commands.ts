@@ -13,7 +13,7 @@ type Out = { out: (line: string) => void };
 /** A command runs one query at a time. */
 const COMMAND_POOL = 2;
 
-export async function runCommand(command: Exclude<Command, { name: "serve" | "help" | "version" }>, config: Config, io: Out): Promise<number> {
+export async function runCommand(command: Exclude<Command, { name: "serve" | "help" | "version" | "completion" }>, config: Config, io: Out): Promise<number> {
   if (config.db === ":memory:") throw new ConfigError(`invalid --db: '${command.name}' needs a database file, not :memory:`);
   const postgres = isPostgresUrl(config.db);
   if (postgres && command.name === "backup") {

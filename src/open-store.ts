@@ -12,6 +12,8 @@ import { openSqliteStore } from "./store/sqlite/index.ts";
 import { openPostgresStore } from "./store/postgres/index.ts";
 import { apiPool } from "./store/postgres/pool.ts";
 import { describeTarget, isPostgresUrl } from "./store/postgres/url.ts";
+import { lockServer } from "./store/sqlite/server-lock.ts";
+import { systemClock } from "./lib/clock.ts";
 
 export type ServedStore = {
   store: Store;
@@ -20,6 +22,8 @@ export type ServedStore = {
   /** Where a generated certificate is kept (beside the database file), or in memory. */
   tls: { dbPath: string; temporary: boolean };
   delivery: Pick<DeliveryOptions, "dbPath" | "lockSignal" | "postgres">;
+  /** Closes the store, and gives up what the server held besides it. */
+  close(): Promise<void>;
 };
 
 export async function openServedStore(config: Config, log: Logger): Promise<ServedStore> {
@@ -31,14 +35,25 @@ export async function openServedStore(config: Config, log: Logger): Promise<Serv
       // Several instances share the database but not a directory: each makes its own certificate, in memory.
       tls: { dbPath: "", temporary: true },
       delivery: { dbPath: "", postgres: { url: config.db, instance: store.instance } },
+      close: () => store.close(),
     };
   }
-  const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
   const memory = config.db === ":memory:";
+  // Before the store opens: a second server must not migrate, checkpoint or deliver from the file.
+  const lock = memory ? null : lockServer(config.db, systemClock.now());
+  const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
+  // No other process delivers from the file while the lock is held: every lease found belongs to a dead one.
+  // (On PostgreSQL other instances hold leases of their own; those of a dead one expire and are rescued.)
+  const released = await store.deliveries.releaseAll(systemClock.now());
+  if (released > 0) log.info("sending again the deliveries a stopped server had in flight", { count: released });
   return {
     store,
     description: `${memory ? "in memory (throwaway)" : resolve(store.path)} (durability ${config.durability})`,
     tls: { dbPath: store.path, temporary: memory },
     delivery: { dbPath: store.path, lockSignal: store.lockSignal.buffer },
+    async close() {
+      await store.close();
+      lock?.release();
+    },
   };
 }

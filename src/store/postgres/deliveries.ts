@@ -116,6 +116,7 @@ export function deliveryStore(client: SQL): DeliveryStore {
       return leases.length ? count(Q.RELEASE, [leases.map((l) => l.id), leases.map((l) => l.token), now]) : 0;
     },
     releaseOwner: (owner, now) => count(Q.RELEASE_OWNER, [`${owner}:`, now]),
+    releaseAll: (now) => count(Q.RELEASE_ALL, [now]),
     rescueExpiredLeases: (now) => count(Q.RESCUE, [now]),
     async expireHeld(maxWaitMs, now) {
       let total = 0;

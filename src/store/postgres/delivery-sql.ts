@@ -144,6 +144,10 @@ WHERE d.id = i.id AND d.state = 'sending' AND d.lease_owner = i.token`, ["ids", 
 export const RELEASE_OWNER = positional(`${BACK_TO_PENDING}
 WHERE d.state = 'sending' AND starts_with(d.lease_owner, $prefix)`, ["prefix", "now"]);
 
+/** Only for a process that knows no other one delivers from the database; fanout's servers never call it here. */
+export const RELEASE_ALL = positional(`${BACK_TO_PENDING}
+WHERE d.state = 'sending'`, ["now"]);
+
 export const RESCUE = positional(`${BACK_TO_PENDING}
 WHERE d.state = 'sending' AND d.lease_expires_at <= $now`, ["now"]);
 
