@@ -21,7 +21,11 @@ export type PgTx = Parameters<Parameters<PgDb["transaction"]>[0]>[0];
 /** How long a new connection may take; past it a request gets 503 instead of waiting on a dead host. */
 const CONNECT_TIMEOUT_S = 5;
 
-export function openClient(target: PostgresTarget, max: number, role: string): SQL {
+/**
+ * `settings`: runtime parameters for every connection of this client (the delivery worker's commit without
+ * waiting for the WAL flush, worker-store.ts).
+ */
+export function openClient(target: PostgresTarget, max: number, role: string, settings: Record<string, string> = {}): SQL {
   return new SQL({
     adapter: "postgres",
     hostname: target.hostname,
@@ -32,7 +36,7 @@ export function openClient(target: PostgresTarget, max: number, role: string): S
     tls: target.sslmode,
     max,
     connectionTimeout: CONNECT_TIMEOUT_S,
-    connection: { application_name: `fanout ${role}` },
+    connection: { application_name: `fanout ${role}`, ...settings },
   });
 }
 

@@ -37,9 +37,11 @@ export function positional(text: string, names: readonly string[]): string {
 export const CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "window", "per_listener", "limit", "token", "expires", "want_next"] as const;
 
 /**
- * The due rows, oldest first, one window of them locked; each listener's rows past its cap (counting what the
- * caller holds) are left, rows of down listeners are taken uncapped (they are held, not sent). `seen` tells the
- * caller whether the window was full, `next_due` the earliest future due time when asked.
+ * The due rows, oldest first, read one window at a time; each listener's rows past its cap (counting what the
+ * caller holds) are left, rows of down listeners are taken uncapped (they are held, not sent). Only the rows
+ * chosen are locked, skipping those another claim is taking: a row lock is a write to the row, and locking the
+ * whole window to lease the few rows a capped listener can take cost more than the leases. `seen` tells the caller
+ * whether the window was full, `next_due` the earliest future due time when asked.
  */
 export const CLAIM = positional(`
 WITH busy AS (SELECT * FROM unnest($busy_seqs::int8[], $busy_counts::int[]) AS b(seq, n)),
@@ -47,14 +49,17 @@ cand AS (
   SELECT id, listener_seq, next_attempt_at FROM deliveries
   WHERE state = 'pending' AND next_attempt_at <= $now
   ORDER BY next_attempt_at, id LIMIT $window
-  FOR UPDATE SKIP LOCKED
 ),
 ranked AS (
   SELECT c.id, c.next_attempt_at, l.liveness_state = 'down' AS down,
     row_number() OVER (PARTITION BY c.listener_seq ORDER BY c.next_attempt_at, c.id) + coalesce(b.n, 0) AS nth
   FROM cand c JOIN listeners l ON l.seq = c.listener_seq LEFT JOIN busy b ON b.seq = c.listener_seq
 ),
-chosen AS (SELECT id FROM ranked WHERE down OR nth <= $per_listener ORDER BY next_attempt_at, id LIMIT $limit),
+picked AS (SELECT id FROM ranked WHERE down OR nth <= $per_listener ORDER BY next_attempt_at, id LIMIT $limit),
+chosen AS (
+  SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM picked)) AND state = 'pending' AND next_attempt_at <= $now
+  FOR UPDATE SKIP LOCKED
+),
 ${LEASE}
 SELECT (SELECT count(*) FROM cand) AS seen,
   CASE WHEN $want_next::bool THEN (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now) END AS next_due,

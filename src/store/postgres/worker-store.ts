@@ -10,6 +10,7 @@ import { LOCKS } from "./locks.ts";
 import { WAKE_CHANNEL } from "./notifications.ts";
 import { WORKER_POOL } from "./pool.ts";
 import { parsePostgresUrl } from "./url.ts";
+import { refreshStatistics } from "./statistics.ts";
 import type { DeliveryStore } from "../deliveries.ts";
 
 export type WorkerStore = {
@@ -23,10 +24,24 @@ export type WorkerStore = {
   close(): Promise<void>;
 };
 
+/**
+ * The worker's transitions commit without waiting for the WAL flush (synchronous_commit off): a crash of the
+ * PostgreSQL server may take back its last few, which at-least-once allows (a lost claim leaves the row pending, a
+ * lost settlement leaves it leased until the lease expires, and it is sent again). Publishes, whose 200 is the
+ * promise, keep the server's setting.
+ */
+const WORKER_SETTINGS = { synchronous_commit: "off", plan_cache_mode: "force_generic_plan" };
+/** How often the housekeeping leader looks for stale planner statistics (statistics.ts). */
+const STATISTICS_EVERY_MS = 5_000;
+
 export function openWorkerStore(url: string, instance: string): WorkerStore {
   const target = parsePostgresUrl(url);
-  const client = openClient(target, WORKER_POOL, "delivery");
+  const client = openClient(target, WORKER_POOL, "delivery", WORKER_SETTINGS);
   const leadership = new Leadership(target, LOCKS.deliveryHousekeeping, "delivery");
+  const statistics = setInterval(async () => {
+    // A failure (the database unreachable) waits for the next round; nothing depends on this one.
+    if (await leadership.lead()) await refreshStatistics(client).catch(() => []);
+  }, STATISTICS_EVERY_MS);
   return {
     store: deliveryStore(client),
     lead: () => leadership.lead(),
@@ -34,6 +49,7 @@ export function openWorkerStore(url: string, instance: string): WorkerStore {
       await client.listen(WAKE_CHANNEL, (from) => from !== instance && wake(), resubscribed);
     },
     async close() {
+      clearInterval(statistics);
       await leadership.close();
       await client.close({ timeout: 1 });
     },
