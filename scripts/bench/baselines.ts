@@ -5,9 +5,13 @@ import { MemorySampler } from "./proc-stats.ts";
 
 export type BaselineIngest = { url: string; pid: number; child: Child; memory: MemorySampler; readyMs: number; stop(): Promise<number> };
 
-export async function startBaselineIngest(db: string, sync: "normal" | "full", ttlMs: number): Promise<BaselineIngest> {
+/** `sync` "postgres": the PostgreSQL baseline (baseline-ingest-postgres.ts), `db` a URL. */
+export async function startBaselineIngest(db: string, sync: "normal" | "full" | "postgres", ttlMs: number): Promise<BaselineIngest> {
   const t0 = performance.now();
-  const child = spawnChild([BUN, join(import.meta.dir, "baseline-ingest.ts"), "--db", db, "--sync", sync, "--ttl", String(ttlMs)], { ttlMs });
+  const command = sync === "postgres"
+    ? [BUN, join(import.meta.dir, "baseline-ingest-postgres.ts"), "--db", db, "--ttl", String(ttlMs)]
+    : [BUN, join(import.meta.dir, "baseline-ingest.ts"), "--db", db, "--sync", sync, "--ttl", String(ttlMs)];
+  const child = spawnChild(command, { ttlMs });
   const url = (await child.waitForLine(/listening on (\S+)/, 20_000))[1]!;
   await waitUntil(async () => {
     try {

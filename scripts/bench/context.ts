@@ -33,15 +33,18 @@ function cpuText(r: CpuReport | undefined): string {
   return top ? `${r.percent} (${top})` : String(r.percent);
 }
 
-/** Starts CPU meters on the server (per thread) and the receivers; the returned function ends them and adds a
- * row to the CPU table, the evidence for where time goes. The client's CPU comes from its own rusage. */
-export function meterCpu(ctx: Ctx, run: string, serverPid: number | undefined) {
+/** Starts CPU meters on the server (per thread), the receivers and, given `database`, the database server's
+ * processes; the returned function ends them and adds a row to the CPU table, the evidence for where time goes.
+ * The client's CPU comes from its own rusage. */
+export function meterCpu(ctx: Ctx, run: string, serverPid: number | undefined, database?: () => () => number) {
   const server = cpuMeter(serverPid, true);
   const receivers = cpuMeter(ctx.receivers.child.proc.pid);
+  const db = database?.();
   return (clientCpu?: number) => {
     const s = server();
     const r = receivers();
-    ctx.cpu.push({ run, server: cpuText(s), client: clientCpu === undefined ? "—" : String(clientCpu), receivers: cpuText(r) });
+    const serverText = db ? `${cpuText(s)} + PostgreSQL ${db()}` : cpuText(s);
+    ctx.cpu.push({ run, server: serverText, client: clientCpu === undefined ? "—" : String(clientCpu), receivers: cpuText(r) });
     return { server: s, receivers: r, client: clientCpu };
   };
 }

@@ -5,8 +5,8 @@
  */
 import { join } from "node:path";
 
-export type Section = "startup" | "ingest" | "fanout" | "backlog";
-export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "backlog"];
+export type Section = "startup" | "ingest" | "fanout" | "backlog" | "postgres";
+export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "backlog", "postgres"];
 
 export type Plan = {
   quick: boolean;
@@ -29,12 +29,14 @@ export type Plan = {
   drainDeliveries: number; // pending deliveries to a live receiver, timed from start to the last one
   globalConcurrency: number; // PRODUCT §2 defaults, which the bare-fetch baseline copies
   listenerConcurrency: number;
+  postgresRounds: number; // rounds of each PostgreSQL comparison (ingest per protocol, one instance against two)
+  postgresFanout: { listeners: number; messages: number };
 };
 
 export const ROOT = join(import.meta.dir, "..", "..");
 
 const FULL = {
-  deadlineMs: 15 * 60_000,
+  deadlineMs: 20 * 60_000,
   startups: 5,
   // Five, not three: single rounds spread by ±10 % on this machine, and the median of three still read under
   // 0.5 in one run of three where the other two read 0.55 and 0.56 (2026-11-24).
@@ -47,6 +49,8 @@ const FULL = {
   stallMs: 10_000,
   backlogDeliveries: 1_000_000,
   drainDeliveries: 50_000,
+  postgresRounds: 3,
+  postgresFanout: { listeners: 10, messages: 10_000 },
 };
 
 const QUICK: typeof FULL = {
@@ -61,9 +65,11 @@ const QUICK: typeof FULL = {
   stallMs: 3_000,
   backlogDeliveries: 100_000,
   drainDeliveries: 5_000,
+  postgresRounds: 1,
+  postgresFanout: { listeners: 10, messages: 2_000 },
 };
 
-const USAGE = `usage: bun scripts/bench.ts [--quick] [--only startup,ingest,fanout,backlog] [--out file] [--binary path]`;
+const USAGE = `usage: bun scripts/bench.ts [--quick] [--only startup,ingest,fanout,backlog,postgres] [--out file] [--binary path]`;
 
 export function parsePlan(argv: string[]): Plan {
   let quick = false;

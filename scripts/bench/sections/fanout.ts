@@ -69,21 +69,25 @@ function describe(a: Arrivals, tp: Throughput, c: Case): string {
   return published;
 }
 
-function addFigures(ctx: Ctx, c: Case, tp: Throughput, base: Awaited<ReturnType<typeof baseline>>, lat: Latency | null, sustained: number): void {
+/** `section` and `prefix` name the figures of another section that measures a case the same way (postgres.ts). */
+type Labels = { section: string; prefix: string };
+
+function addFigures(ctx: Ctx, c: Case, tp: Throughput, base: Awaited<ReturnType<typeof baseline>>, lat: Latency | null, sustained: number,
+  { section, prefix }: Labels): void {
   const a = tp.arrivals;
-  const name = `fan-out ${c.listeners} listener${c.listeners > 1 ? "s" : ""}`;
+  const name = `${prefix}fan-out ${c.listeners} listener${c.listeners > 1 ? "s" : ""}`;
   const target = c.listeners === 10 ? { kind: "ratio>=" as const, value: 0.5 } : undefined;
-  ctx.figures.push(figure({ section: "fanout", name, unit: "deliveries/s", value: a.count > 0 ? a.rate : null, baseline: base.arrivals.rate,
+  ctx.figures.push(figure({ section, name, unit: "deliveries/s", value: a.count > 0 ? a.rate : null, baseline: base.arrivals.rate,
     baselineName: `bare fetch, ${Math.min(ctx.plan.globalConcurrency, ctx.plan.listenerConcurrency * c.listeners)} in flight`, target, note: describe(a, tp, c) }));
   const latNote = lat ? `publishing ${lat.rate.toFixed(0)} msg/s (half of ${Math.round(sustained)} deliveries/s end to end); ${lat.samples} of ${lat.expected} deliveries timed`
     : a.count > 0 ? "no sustained rate" : NOT_DELIVERED;
   for (const p of ["p50", "p99"] as const) {
-    ctx.figures.push(figure({ section: "fanout", name: `${name} publish→received ${p}`, unit: "ms", value: lat?.[p] ?? null, baseline: null,
+    ctx.figures.push(figure({ section, name: `${name} publish→received ${p}`, unit: "ms", value: lat?.[p] ?? null, baseline: null,
       baselineName: "(absolute target)", target: p === "p99" ? { kind: "<", value: 50 } : undefined, note: p === "p99" ? latNote : undefined }));
   }
 }
 
-async function runCase(ctx: Ctx, server: FanoutServer, queueId: string, c: Case) {
+export async function runCase(ctx: Ctx, server: FanoutServer, queueId: string, c: Case, labels: Labels = { section: "fanout", prefix: "" }) {
   const base = await baseline(ctx, c);
   const tp = await throughput(ctx, server, queueId, c);
   const a = tp.arrivals;
@@ -94,7 +98,7 @@ async function runCase(ctx: Ctx, server: FanoutServer, queueId: string, c: Case)
   const sustained = Math.min(a.rate ?? 0, tp.endToEnd ?? 0);
   const lat = a.count > 0 && sustained > 0 ? await latency(ctx, server, queueId, c, sustained) : null;
   if (lat) log(`fan-out ${c.listeners}: at ${lat.rate.toFixed(0)} msg/s, delay p50 ${lat.p50?.toFixed(2)} ms, p99 ${lat.p99?.toFixed(2)} ms (${lat.samples}/${lat.expected})`);
-  addFigures(ctx, c, tp, base, lat, sustained);
+  addFigures(ctx, c, tp, base, lat, sustained, labels);
   return { case: c, fanout: { ...tp, latency: lat }, bareFetch: base };
 }
 

@@ -27,13 +27,14 @@ type Round = { baseline: Load; fanout: Load; ratio: number; delivered: number };
 
 /**
  * Warm-up, then the measured run of `seconds`. The server's and receivers' CPU is metered over the measured part
- * when `meter` is set (the ingest section meters the first round only, so the CPU table stays readable).
+ * when `meter` is set (the ingest section meters the first round only, so the CPU table stays readable), and the
+ * database server's when `database` starts its meter (PostgreSQL).
  */
 export async function measureIngest(ctx: Ctx, label: string, target: Target, pid: number, proto: Proto,
-  seconds: number, meter = true): Promise<Load> {
+  seconds: number, meter = true, database?: () => () => number): Promise<Load> {
   const p = ctx.plan;
   const run = `${label} ${PROTO_NAME[proto]}`;
-  const metered = () => (meter ? meterCpu(ctx, run, pid) : () => undefined);
+  const metered = () => (meter ? meterCpu(ctx, run, pid, database) : () => undefined);
   if (proto === "h1") {
     const script = wrkScript(ctx.dir, target);
     await runWrk(target, script, p.wrkConnections, Math.max(1, Math.round(p.warmupSeconds)));

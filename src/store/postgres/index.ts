@@ -40,7 +40,9 @@ export type PostgresStore = Store & {
  */
 export async function openPostgresStore(location: string, options: PostgresOptions): Promise<PostgresStore> {
   const target = parsePostgresUrl(location);
-  const client = openClient(target, options.pool, options.role);
+  // Every statement is a prepared one over indexed keys: a generic plan, planned once per connection, serves them
+  // all, where PostgreSQL's default planned the publish statement anew on most executions.
+  const client = openClient(target, options.pool, options.role, { plan_cache_mode: "force_generic_plan" });
   try {
     await checkReachable(client, target);
     if (options.migrate !== false) await applyMigrations(client);
