@@ -196,6 +196,19 @@ for (const backend of storeBackends()) {
       expect((await store.listeners.get(org, queue.id, l.id)).messages.acknowledgedCount).toBe(1);
     });
 
+    test("a response holding any character is recorded (PostgreSQL keeps U+0000 as U+FFFD)", async () => {
+      await listener("one");
+      const m = await publish();
+      const [c] = await claim();
+      const done = completion(c!, { state: "pending", at: clock.now() + 1000 }, clock.now(), 500);
+      done.record.response = "a\u0000b\u{1F600}";
+      done.record.error = "bad\u0000";
+      expect(await store.deliveries.complete([done], clock.now())).toEqual([true]);
+      const [attempt] = await store.messages.attempts(org, queue.id, m.id);
+      expect(attempt!.response?.replaceAll("\uFFFD", "\u0000")).toBe("a\u0000b\u{1F600}");
+      expect(attempt!.error?.replaceAll("\uFFFD", "\u0000")).toBe("bad\u0000");
+    });
+
     test("completeAndClaim settles what came back and leases the next due rows in the same call", async () => {
       const l = await listener("one");
       const first = await publish();

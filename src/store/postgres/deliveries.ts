@@ -13,6 +13,9 @@ import * as Q from "./delivery-sql.ts";
 import type { Claim, ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, ProbeTarget } from "../deliveries.ts";
 
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
+
+/** PostgreSQL text cannot hold U+0000, which a receiver's response may carry: it is kept as U+FFFD instead. */
+const text = (s: string | null) => (s === null ? null : s.replaceAll("\u0000", "\uFFFD"));
 const RETRIES = 3;
 
 type DetailRow = {
@@ -66,14 +69,13 @@ export function deliveryStore(client: SQL): DeliveryStore {
 
   async function settle(items: Completion[], now: number): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const col = <T>(f: (c: Completion) => T) => items.map(f);
-    const rows = await run<{ ord: string }>(Q.SETTLE, [
-      col((c) => c.id), col((c) => c.token), col((c) => c.next.state), col((c) => c.attempt),
-      col((c) => (c.next.state === "pending" ? c.next.at : null)), col((c) => c.record.statusCode), col((c) => c.record.error),
-      col((c) => c.record.attemptedAt), col((c) => Math.round(c.record.durationMs)), col((c) => c.record.response),
-      col((c) => c.listenerSeq), col((c) => c.messageId), now,
-    ]);
-    const settled = new Set(rows.map((r) => num(r.ord) - 1));
+    const input = items.map((c, ord) => ({
+      ord, id: c.id, token: c.token, state: c.next.state, attempt: c.attempt, next_at: c.next.state === "pending" ? c.next.at : null,
+      status: c.record.statusCode, error: text(c.record.error), attempted_at: c.record.attemptedAt, duration: Math.round(c.record.durationMs),
+      response: text(c.record.response), listener_seq: c.listenerSeq, message_id: c.messageId,
+    }));
+    const rows = await run<{ ord: number }>(Q.SETTLE, [JSON.stringify(input), now]);
+    const settled = new Set(rows.map((r) => Number(r.ord)));
     return items.map((_, i) => settled.has(i));
   }
 

@@ -90,22 +90,19 @@ chosen AS (SELECT id FROM cand ORDER BY next_attempt_at, id LIMIT $room),
 ${LEASE}
 SELECT 0 AS seen, NULL::int8 AS next_due, x.* FROM (SELECT 1) one LEFT JOIN (${DETAILS}) x ON true`, FAIR_CLAIM_PARAMS);
 
-export const SETTLE_PARAMS = [
-  "ids", "tokens", "states", "attempts", "next_ats", "statuses", "errors", "attempted_ats", "durations", "responses",
-  "listener_seqs", "message_ids", "now",
-] as const;
+export const SETTLE_PARAMS = ["input", "now"] as const;
 
 /**
- * Settles completions, records their attempts and counts them on their listeners, in one statement. A delivery
- * named twice is settled by its first completion only; a fenced-out one (lease lost, row deleted) changes nothing.
- * Returns the input positions that settled.
+ * Settles completions, records their attempts and counts them on their listeners, in one statement; the
+ * completions come as one JSON text (publish.ts says why). A delivery named twice is settled by its first
+ * completion only; a fenced-out one (lease lost, row deleted) changes nothing. Returns the input positions that
+ * settled.
  */
 export const SETTLE = positional(`
 WITH input AS (
-  SELECT * FROM unnest($ids::int8[], $tokens::text[], $states::text[], $attempts::int[], $next_ats::int8[],
-    $statuses::int[], $errors::text[], $attempted_ats::int8[], $durations::int[], $responses::text[],
-    $listener_seqs::int8[], $message_ids::text[]) WITH ORDINALITY
-    AS t(id, token, state, attempt, next_at, status, error, attempted_at, duration, response, listener_seq, message_id, ord)
+  SELECT * FROM json_to_recordset($input::text::json)
+    AS t(ord int, id int8, token text, state text, attempt int, next_at int8, status int, error text, attempted_at int8,
+      duration int, response text, listener_seq int8, message_id text)
 ),
 first AS (SELECT DISTINCT ON (id) * FROM input ORDER BY id, ord),
 settled AS (

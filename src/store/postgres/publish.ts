@@ -2,7 +2,7 @@
  * Publishing on PostgreSQL: the publishes of one batch (writer.ts) are one statement, so one round trip and one
  * commit, which stores each message, its deliveries and its usage event:
  *
- *   input   one row per publish, from arrays;
+ *   input   one row per publish, from one JSON text;
  *   q       the queues they name, FOR SHARE: a schema change or a delete waits for this commit, and a publish
  *           that waited sees the queue as that change left it;
  *   ok      the publishes whose queue exists in their organization with the schema they were checked against;
@@ -28,12 +28,12 @@ export type Publish = PublishInput & { orgId: string; queueId: string; now: numb
 
 export const PUBLISH_SQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::text[],
-    $9::bool[], $10::text[], $11::text[], $12::text[])
-    AS t(ord, id, org_id, queue_id, name, data, created_at, schema_id, check_schema, key_id, key_name, event_tail)
+  SELECT * FROM json_to_recordset($1::text::json)
+    AS t(ord int, id text, org_id text, queue_id text, name text, data text, created_at int8, schema_id text,
+      check_schema bool, key_id text, key_name text, event_tail text)
 ),
 q AS (
-  SELECT id, org_id, name, schema_id FROM queues WHERE id = ANY($4::text[]) ORDER BY id FOR SHARE
+  SELECT id, org_id, name, schema_id FROM queues WHERE id IN (SELECT queue_id FROM input) ORDER BY id FOR SHARE
 ),
 ok AS (
   SELECT i.*, q.name AS queue_name, row_number() OVER (PARTITION BY i.org_id ORDER BY i.ord) AS n_in_org
@@ -67,31 +67,25 @@ e AS (
   FROM ok JOIN k ON k.org_id = ok.org_id JOIN per_org p ON p.org_id = ok.org_id
 )
 SELECT i.ord, q.id IS NOT NULL AS found, ok.ord IS NOT NULL AS stored,
-  (SELECT count(*) FROM (SELECT pg_notify('${WAKE_CHANNEL}', $13) FROM (SELECT 1 FROM d LIMIT 1) x) n) AS notified
+  (SELECT count(*) FROM (SELECT pg_notify('${WAKE_CHANNEL}', $2) FROM (SELECT 1 FROM d LIMIT 1) x) n) AS notified
 FROM input i LEFT JOIN q ON q.id = i.queue_id AND q.org_id = i.org_id LEFT JOIN ok ON ok.ord = i.ord
 ORDER BY i.ord`;
 
 type Outcome = { ord: number; found: boolean; stored: boolean };
 
-/** Stores a batch of publishes in one statement; per publish its message, or the error that refused it. */
+/**
+ * Stores a batch of publishes in one statement; per publish its message, or the error that refused it. The batch
+ * travels as one JSON text: encoding array parameters (a PostgreSQL array literal per column, every data string
+ * quoted and escaped in JavaScript) was a tenth of the API thread's time, where JSON.stringify is native.
+ */
 export async function publishBatch(client: SQL, batch: Publish[], instance: string): Promise<(PublishedMessage | Error)[]> {
   const ids = batch.map((p) => newId("message", p.now));
-  const column = <T>(f: (p: Publish, i: number) => T) => batch.map(f);
-  const rows: Outcome[] = await client.unsafe(PUBLISH_SQL, [
-    column((_, i) => i),
-    ids,
-    column((p) => p.orgId),
-    column((p) => p.queueId),
-    column((p) => p.name),
-    column((p) => p.data),
-    column((p) => p.now),
-    column((p) => p.schemaId ?? null),
-    column((p) => p.schemaId !== undefined),
-    column((p) => p.actor.keyId),
-    column((p) => p.actor.keyName),
-    column(() => randomEventTail()),
-    instance,
-  ]);
+  const input = batch.map((p, i) => ({
+    ord: i, id: ids[i], org_id: p.orgId, queue_id: p.queueId, name: p.name, data: p.data, created_at: p.now,
+    schema_id: p.schemaId ?? null, check_schema: p.schemaId !== undefined, key_id: p.actor.keyId, key_name: p.actor.keyName,
+    event_tail: randomEventTail(),
+  }));
+  const rows: Outcome[] = await client.unsafe(PUBLISH_SQL, [JSON.stringify(input), instance]);
   return rows.map((r) => {
     const p = batch[r.ord]!;
     if (!r.found) return notFound("The queue");
