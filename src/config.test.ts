@@ -17,6 +17,16 @@ function errorOf(argv: string[], env: Record<string, string | undefined> = {}): 
   throw new Error(`expected a ConfigError for ${JSON.stringify({ argv, env })}`);
 }
 
+describe("retention", () => {
+  test("takes days, any other duration, and 0 for keeping everything", () => {
+    expect(config([], { FANOUT_RETENTION: "7d" }).retentionMs).toBe(7 * 86_400_000);
+    expect(config(["--retention", "90m"]).retentionMs).toBe(5_400_000);
+    expect(config(["--retention=0"]).retentionMs).toBe(0);
+    expect(errorOf(["--retention", "1.5d"])).toContain("--retention");
+    expect(errorOf([], { FANOUT_RETENTION: "-1d" })).toContain("0 to keep everything");
+  });
+});
+
 describe("defaults", () => {
   test("no arguments and no variables give serve with the documented defaults", () => {
     const expected: Config = {
@@ -30,6 +40,7 @@ describe("defaults", () => {
       deliveryTimeoutMs: 15_000,
       livenessIntervalMs: 30_000,
       shutdownTimeoutMs: 10_000,
+      retentionMs: 30 * 86_400_000,
       rateLimit: 60_000,
       lockout: { attempts: 10, windowMs: 60_000, lockMs: 300_000 },
       trustProxy: false,
@@ -122,7 +133,8 @@ describe("precedence", () => {
 });
 
 describe("durations", () => {
-  test("parseDuration reads whole numbers with ms, s, m or h", () => {
+  test("parseDuration reads whole numbers with ms, s, m, h or d", () => {
+    expect(parseDuration("30d")).toBe(2_592_000_000);
     expect(parseDuration("250ms")).toBe(250);
     expect(parseDuration("5s")).toBe(5_000);
     expect(parseDuration("2m")).toBe(120_000);
@@ -131,7 +143,7 @@ describe("durations", () => {
   });
 
   test("parseDuration refuses anything else", () => {
-    for (const text of ["", "5", "1.5s", "-1s", "1d", "5 s", "1h30m", "s", "5S", "1e3ms"]) {
+    for (const text of ["", "5", "1.5s", "-1s", "1w", "5 s", "1h30m", "s", "5S", "1e3ms"]) {
       expect(() => parseDuration(text)).toThrow(ConfigError);
     }
     expect(() => parseDuration("5")).toThrow("invalid duration '5'");

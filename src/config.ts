@@ -47,6 +47,7 @@ function toInteger(text: string): number {
   return Number.isSafeInteger(value) ? value : Number.NaN;
 }
 const toMs = (text: string) => durationToMs(text) ?? Number.NaN;
+const toMsOrZero = (text: string) => (text.trim() === "0" ? 0 : toMs(text));
 const toBoolean = (text: string) => BOOLEANS[text.trim().toLowerCase()];
 const toMsList = (text: string) => text.split(",").map((part) => durationToMs(part));
 
@@ -83,6 +84,7 @@ function toOrigin(text: string): string | undefined {
 
 const timer = (min: number) => ({ minimum: min, maximum: MAX_TIMER_MS });
 const DURATION = `a duration such as 250ms, 5s, 2m or 1h (a whole number, at most ${Math.floor(MAX_TIMER_MS / 3_600_000)}h)`;
+const RETENTION = "a duration such as 30d, 12h or 90m, or 0 to keep everything";
 const POSITIVE = "a positive integer";
 
 /** Attaches a setting's command-line face to its schema, so the schema stays the one description of the setting. */
@@ -139,6 +141,12 @@ export const ConfigSchema = Type.Object({
   /** Milliseconds a graceful stop may take before in-flight work is abandoned, so SIGTERM always ends the process. */
   shutdownTimeoutMs: setting(Type.Integer(timer(0)), toMs, DURATION, { flag: "--shutdown-timeout",
     env: "FANOUT_SHUTDOWN_TIMEOUT", arg: "<duration>", default: "10s", about: "bound on a graceful stop (SIGTERM, SIGINT)" }),
+  /**
+   * Milliseconds a final message (every delivery acknowledged or missed) is kept, with its deliveries and attempts,
+   * so the database stops growing under a steady load; 0 keeps everything (PRODUCT §9).
+   */
+  retentionMs: setting(Type.Integer({ minimum: 0 }), toMsOrZero, RETENTION, { flag: "--retention", env: "FANOUT_RETENTION",
+    arg: "<duration>", default: "30d", about: "how long final messages are kept; 0 keeps everything" }),
   /** Requests per minute per API key; 0 turns limiting off. Keeps one noisy client from monopolizing the writer. */
   rateLimit: setting(Type.Integer({ minimum: 0 }), toInteger, "a non-negative integer", { flag: "--rate-limit",
     env: "FANOUT_RATE_LIMIT", arg: "<n>", default: "60000", about: "requests per minute per API key; 0 turns limiting off" }),
@@ -203,7 +211,7 @@ export const HELP_TEXT = [
     return `  ${flag.padEnd(38)}${cli.env.padEnd(30)}default: ${shown}\n      ${cli.about}`;
   }),
   "",
-  "Durations are written 250ms, 5s, 2m or 1h (whole numbers). Booleans: on|off, true|false, 1|0.",
+  "Durations are written 250ms, 5s, 2m, 1h or 30d (whole numbers). Booleans: on|off, true|false, 1|0.",
   "Shell completion: source <(fanout completion bash) in ~/.bashrc, likewise for zsh; fanout completion fish | source.",
   "",
 ].join("\n");

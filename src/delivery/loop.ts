@@ -31,6 +31,8 @@ import type { ClaimedDelivery, Completion, DeliveryStore } from "../store/delive
 import { attempt, type AttemptDeps } from "./send.ts";
 import { scheduleTotalMs } from "./retry.ts";
 import type { Prober } from "./liveness.ts";
+import type { LogLevel } from "./protocol.ts";
+import type { Fields } from "../lib/log.ts";
 
 /** Covers the wait for the write lock (busy_timeout) and event-loop lag between a send's end and its commit. */
 export const LEASE_MARGIN_MS = 5_000;
@@ -58,6 +60,8 @@ export type LoopOptions = {
   prober: Prober;
   /** An error the loop cannot continue from: the worker reports it and exits, the supervisor restarts it. */
   fail: (error: unknown) => void;
+  /** A line for the server's log. */
+  log?: (level: LogLevel, msg: string, fields?: Fields) => void;
   pollMs?: number;
   batchMs?: number;
 };
@@ -189,10 +193,13 @@ export class DeliveryLoop {
     const perListener = this.o.listenerCap * (1 + READY_PER_CAP);
     // With requests in flight another step follows their ends, and it looks for the next due time then.
     const request = { owner: this.o.owner, leaseMs, limit, perListener, busy: this.busy, wantsNextDue: this.inFlight.size === 0 };
-    const { claimed, nextDueAt } = await this.o.store.completeAndClaim(results, request, now);
-    const down = claimed.filter((c) => c.listener.down);
-    if (down.length > 0) await this.o.store.hold(down, now);
-    for (const c of claimed) if (!c.listener.down) this.take(c);
+    const { claimed, nextDueAt, settled } = await this.o.store.completeAndClaim(results, request, now);
+    results.forEach((r, i) => {
+      if (r.next.state === "gone" && settled[i]) this.o.log?.("warn", "listener paused: its receiver answered 410 Gone", { listener: r.listenerId });
+    });
+    const held = claimed.filter((c) => c.listener.held);
+    if (held.length > 0) await this.o.store.hold(held, now);
+    for (const c of claimed) if (!c.listener.held) this.take(c);
     // A full batch suggests more is due; freed slots and nudges start further rounds.
     if (claimed.length === limit) this.again = true;
     if (nextDueAt !== null) this.wakeAt(nextDueAt);
@@ -228,7 +235,7 @@ export class DeliveryLoop {
       this.inFlight.delete(c);
       bump(this.busy, seq, -1);
       this.held--;
-      this.results.push({ ...result, id: c.id, token: c.token, listenerSeq: seq, messageId: c.message.id });
+      this.results.push({ ...result, id: c.id, token: c.token, listenerSeq: seq, listenerId: c.listener.id, messageId: c.message.id });
       // A slot refilled from the ready list goes on sending: its result can wait for the next batch.
       if (!this.stopping && this.launchReady(seq)) this.soon();
       else this.wake();

@@ -4,8 +4,9 @@
 //           webhook-id: <message id> (the same on every retry, so receivers deduplicate by it),
 //           webhook-timestamp: <unix seconds of this attempt>,
 //           webhook-signature: "v1,<sig>" per secret (the previous secret too while its grace lasts)
-// Any 2xx acknowledges. Everything else fails: other statuses (a 3xx too: redirects are never followed),
-// timeouts, refused targets, connection errors. The retry decision itself is retry.ts.
+// Any 2xx acknowledges. A 410 Gone pauses the listener (its delivery waits for it). Everything else fails: other
+// statuses (a 3xx too: redirects are never followed), timeouts, refused targets, connection errors. The retry
+// decision itself is retry.ts.
 import type { AttemptRecord, ClaimedDelivery, Settlement } from "../store/deliveries.ts";
 import { signatureHeader } from "./sign.ts";
 import { nextAttempt, parseRetryAfter, type Outcome } from "./retry.ts";
@@ -42,6 +43,8 @@ export function judge(result: SendResult, attemptedAt: number): { outcome: Outco
   const error = status >= 300 && status < 400 ? "redirect not followed" : null;
   const record = { attemptedAt, statusCode: status, durationMs: result.durationMs, error, response: result.bodySnippet || null };
   if (ok) return { outcome: { kind: "ack" }, record };
+  // Standard Webhooks: 410 means the endpoint is gone for good; retrying it would only fail again.
+  if (status === 410) return { outcome: { kind: "gone" }, record };
   const retryAfterMs = parseRetryAfter(result.retryAfter, attemptedAt + result.durationMs);
   return { outcome: retryAfterMs === undefined ? { kind: "fail" } : { kind: "fail", retryAfterMs }, record };
 }

@@ -9,6 +9,7 @@ import { makeTargetPolicy, send } from "./egress.ts";
 import { SocketPool } from "./http1/client.ts";
 import { DeliveryLoop } from "./loop.ts";
 import { Prober } from "./liveness.ts";
+import { Upkeep } from "./upkeep.ts";
 import { systemClock } from "../lib/clock.ts";
 import type { Fields } from "../lib/log.ts";
 import type { FromWorker, LogLevel, StartMessage, ToWorker } from "./protocol.ts";
@@ -18,6 +19,7 @@ declare var self: Worker;
 const PROBE_CONCURRENCY = 64;
 let sqlite: Database | undefined;
 let loop: DeliveryLoop | undefined;
+let upkeep: Upkeep | undefined;
 let pool: SocketPool | undefined;
 let failed = false;
 
@@ -65,13 +67,17 @@ async function start(m: StartMessage): Promise<void> {
     attempt: { send, now, version: m.version, scheduleMs: config.retryScheduleMs, request: { ...request, timeoutMs: config.deliveryTimeoutMs } },
     prober,
     fail,
+    log,
   });
+  const delivering = loop;
+  upkeep = new Upkeep({ store, now, retentionMs: config.retentionMs, wake: () => delivering.wake(), log, fail });
   loop.start();
+  upkeep.start();
 }
 
 async function stop(drainMs: number): Promise<void> {
   const inFlight = loop?.active ?? 0;
-  await loop?.stop(drainMs);
+  await Promise.all([loop?.stop(drainMs), upkeep?.stop()]);
   if (inFlight > 0) log("info", "delivery worker drained", { in_flight_at_stop: inFlight, abandoned: loop?.active ?? 0 });
   pool?.destroy();
   sqlite?.close();

@@ -4,7 +4,8 @@
  * call is one BEGIN IMMEDIATE transaction however many rows it settles.
  */
 import type { Database } from "bun:sqlite";
-import { randomBase62 } from "../../lib/ids.ts";
+import { idFloor, randomBase62 } from "../../lib/ids.ts";
+import { replayStatements } from "./replays.ts";
 import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, ProbeTarget } from "../deliveries.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
 import { whenUnlocked } from "./write-lock.ts";
@@ -72,7 +73,7 @@ function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
 type Detail = { id: number; attempt: number; listenerSeq: number; messageId: string; messageName: string | null; data: string; createdAt: number };
 type ListenerDetail = {
   seq: number; id: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
-  livenessState: string; queueId: string; queueName: string;
+  livenessState: string; enabled: number; queueId: string; queueName: string;
 };
 
 function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): ClaimedDelivery {
@@ -82,7 +83,7 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): Cl
     id: d.id,
     token,
     attempt: d.attempt,
-    listener: { seq: l.seq, id: l.id, notifyUrl: l.notifyUrl, secrets, down: l.livenessState === "down" },
+    listener: { seq: l.seq, id: l.id, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled },
     message: {
       id: d.messageId,
       name: d.messageName,
@@ -95,6 +96,7 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): Cl
 
 function settle(s: Statements, c: Completion, now: number, acknowledged: Map<number, number>): boolean {
   const next = c.next;
+  if (next.state === "gone") return settleGone(s, c, now);
   const changed = s.settle.run({
     id: c.id, token: c.token, now, state: next.state, attempt: c.attempt,
     nextAt: next.state === "pending" ? next.at : null, status: c.record.statusCode, error: c.record.error,
@@ -106,6 +108,16 @@ function settle(s: Statements, c: Completion, now: number, acknowledged: Map<num
   });
   if (next.state === "acknowledged") acknowledged.set(c.listenerSeq, (acknowledged.get(c.listenerSeq) ?? 0) + 1);
   if (next.state === "missed") s.countMissed.run({ seq: c.listenerSeq, messageId: c.messageId });
+  return true;
+}
+
+/** A 410 Gone: the attempt is recorded, the delivery held, and its listener paused (Standard Webhooks). */
+function settleGone(s: Statements, c: Completion, now: number): boolean {
+  const r = c.record;
+  const changed = s.settleGone.run({ id: c.id, token: c.token, now, attempt: c.attempt, status: r.statusCode, error: r.error }).changes;
+  if (changed === 0) return false;
+  s.insertAttempt.run({ id: c.id, attempt: c.attempt, at: r.attemptedAt, status: r.statusCode, duration: r.durationMs, error: r.error, response: r.response });
+  s.pauseListener.run({ seq: c.listenerSeq });
   return true;
 }
 
@@ -153,6 +165,7 @@ function transactions(sqlite: Database, s: Statements) {
     const tx = sqlite.transaction(fn);
     return (...args: A): T => tx.immediate(...args);
   };
+  const replayChunk = replayStatements(sqlite);
   // Tokens must never repeat, even across store instances that share an owner name (tests, restarts).
   const nonce = randomBase62(6);
   let claims = 0;
@@ -170,6 +183,7 @@ function transactions(sqlite: Database, s: Statements) {
       return { settled, token, ids, more };
     }),
     complete: immediate((items: Completion[], now: number) => settleAll(s, items, now)),
+    replayChunk: immediate((limit: number, now: number) => replayChunk(limit, now)),
     hold: immediate((leases: Lease[], now: number) => leases.map((l) => s.hold.run({ id: l.id, token: l.token, now }).changes > 0)),
     release: immediate((leases: Lease[], now: number) =>
       leases.reduce((n, l) => n + s.release.run({ id: l.id, token: l.token, now }).changes, 0)),
@@ -229,6 +243,12 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     },
     async releaseOwner(owner, now) {
       return write(() => s.releaseOwner.run({ prefix: `${owner}:`, now }).changes);
+    },
+    async deleteExpired(before, limit) {
+      return write(() => s.deleteExpired.run({ before: idFloor("message", before), limit }).changes);
+    },
+    async replayChunk(limit, now) {
+      return write(() => tx.replayChunk(limit, now));
     },
     async releaseAll(now) {
       return write(() => s.releaseAll.run({ now }).changes);

@@ -7,6 +7,7 @@ import { queueStore } from "./queues.ts";
 import { listenerStore } from "./listeners.ts";
 import { messageStore } from "./messages.ts";
 import { eventStore } from "./events.ts";
+import { idempotencyStore } from "./idempotency.ts";
 import { deliveryStore } from "./deliveries.ts";
 import type { Store } from "../index.ts";
 import { connect } from "./conn.ts";
@@ -52,6 +53,17 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
     messages: messageStore(conn),
     events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
+    idempotency: idempotencyStore(conn),
+    async checkWritable(now) {
+      await conn.write((tx) => {
+        tx.$client.query("INSERT INTO readiness (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at").run(now);
+      });
+    },
+    async compact() {
+      // Rewrites the file without its free pages; it holds the write lock throughout (commands.ts runs it only
+      // while no server holds the file).
+      sqlite.run("VACUUM");
+    },
     async backup(file) {
       // VACUUM INTO writes a consistent, compacted copy from one read transaction while writers go on. It accepts
       // an empty file, made first so the copy of the secrets is private from its first byte.
