@@ -69,7 +69,8 @@ export function failureResponse({ code, error, request }: Failure, log: Logger, 
     const v = error as { type: string; all: { path?: string; message?: string; summary?: string }[] };
     return errorResponse(400, "The request does not have the expected shape.", validationErrors(v.type, v.all));
   }
-  if (code === "PARSE") return errorResponse(400, "The body is not valid JSON.");
+  // A body that failed while it was read (over the limit: negotiation.ts) reaches a parser as its cause.
+  if (code === "PARSE") return (error as Error)?.cause instanceof AppError ? fromAppError((error as Error).cause as AppError) : errorResponse(400, "The body is not valid JSON.");
   if (code === "NOT_FOUND") {
     const methods = allowed(splitUrl(request.url).path);
     if (methods.length) return errorResponse(405, `This path allows ${methods.join(", ")}.`, undefined, { allow: methods.join(", ") });

@@ -5,6 +5,7 @@
  */
 import type { Server } from "bun";
 import { errorResponse } from "./errors.ts";
+import { boundedBody } from "./negotiation.ts";
 import { readdressed, splitUrl, SHORTEST_ROUTABLE_ORIGIN } from "./request-url.ts";
 import type { Logger } from "../lib/log.ts";
 
@@ -29,14 +30,14 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
   return Bun.serve({
     hostname: options.host,
     port: options.port,
-    // Bun answers a longer body itself; the negotiation step answers bodies with a declared length first, in JSON.
-    maxRequestBodySize: 2 * 1024 * 1024,
+    // Bun answers a body over this itself, without JSON; negotiation.ts bounds bodies (1 MiB) and answers in JSON.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
     fetch(request: Request) {
       if (options.isStopping()) return errorResponse(503, "The service is shutting down.", undefined, { "retry-after": "5" });
       // Bun leaves the URL relative when it cannot use the Host header; routing and links need an absolute one.
       if (!request.url.includes("://")) return errorResponse(400, "The Host header is not a usable host name.");
-      const routed = routable(request);
+      const routed = routable(boundedBody(request));
       if (routed !== request) options.originals?.set(routed, request);
       return fetch(routed);
     },
