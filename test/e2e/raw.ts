@@ -11,7 +11,8 @@ import http2 from "node:http2";
 export type Ending = "answered" | "closed" | "reset" | "timeout";
 export type Outcome = { status: number; headers: Record<string, string>; text: string; ending: Ending };
 
-const TIMEOUT_MS = 15_000;
+/** How long a request may go unanswered before it counts as held. */
+export const TIMEOUT_MS = 10_000;
 
 type Pending = { head: boolean; resolve: (o: Outcome) => void; timer: ReturnType<typeof setTimeout> };
 
