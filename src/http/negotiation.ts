@@ -22,7 +22,7 @@ function acceptsJson(accept: string | null): boolean {
  * Decided from headers: over HTTP/2 Bun hands every request a body stream, empty or not, so the stream's
  * presence says nothing. A body without length is chunked (HTTP/1.1) or announced by its content-type.
  */
-function hasBody(request: Request, length: string | null): boolean {
+export function hasBody(request: Request, length = request.headers.get("content-length")): boolean {
   if (length !== null) return length !== "0";
   return request.headers.has("transfer-encoding") || request.headers.has("content-type");
 }
