@@ -3,7 +3,7 @@
  * clients (hostile-clients.ts, a process of their own) send at the same time: one 120 KB body of objects nested
  * 20,000 deep to POST /v1/queues; forty bodies of arrays nested 20,000 deep (40 KB each) at once, half to
  * POST /v1/queues and half to the publish route; and publishes of "aaa…a!" to a queue whose schema has a
- * backtracking-prone pattern. A key holder of one organization must not slow another's publishing: the figures
+ * backtracking-prone pattern, short (what a backtracking engine takes half a second over) and 40,000 long. A key holder of one organization must not slow another's publishing: the figures
  * are the publish throughput, the server's CPU and its peak RSS beside hostile clients, each as a ratio to the
  * same round's run alone.
  *
@@ -53,6 +53,8 @@ function writeBodies(dir: string, length: number) {
     objects: file("deep-objects.json", '{"a":'.repeat(20_000) + "1" + "}".repeat(20_000)), // 120 KB
     arrays: file("deep-arrays.json", "[".repeat(20_000) + "]".repeat(20_000)), // 40 KB
     regex: file("regex.json", JSON.stringify({ data: { s: `${"a".repeat(length)}!` } })),
+    // What a linear engine is given most: as long a string as fanout checks against a pattern in one message.
+    regexLong: file("regex-long.json", JSON.stringify({ data: { s: `${"a".repeat(40_000)}!` } })),
   };
 }
 
@@ -93,6 +95,7 @@ function startHostile(ctx: Ctx, dir: string, url: string, publishQueue: string, 
     { name: "arrays 20,000 deep → POST /v1/queues", method: "POST", path: "/v1/queues", bodyFile: bodies.arrays, clients: 20 },
     { name: "arrays 20,000 deep → publish", method: "POST", path: publish, bodyFile: bodies.arrays, clients: 20 },
     { name: "a…a! → pattern queue", method: "POST", path: `/v1/queues/${regex.queueId}/messages`, bodyFile: bodies.regex, clients: 2 },
+    { name: "40,000 a's and ! → pattern queue", method: "POST", path: `/v1/queues/${regex.queueId}/messages`, bodyFile: bodies.regexLong, clients: 2 },
   ] };
   const planFile = join(dir, "hostile-plan.json");
   writeFileSync(planFile, JSON.stringify(plan));
