@@ -28,7 +28,8 @@ const PATTERNS: [string, number][] = [
   ["^(a|aa)+$", 34], ["^(.*a){10}$", 48], ["^a*a*a*a*a*a*$", 55], ["^a*a*a*$", 1000], ["^a+$", 10_000],
 ];
 
-type Run = { load: Load; cpu: number; peakKb: number; hostile?: HostileResult };
+type Hostile = { clients: HostileResult; cpu: number };
+type Run = { load: Load; cpu: number; peakKb: number; hostile?: Hostile };
 type Round = { alone: Run; hostile: Run; ratio: number };
 type Pattern = { pattern: string; length: number; refused: string[] };
 
@@ -76,7 +77,7 @@ async function run(ctx: Ctx, label: string, hostile: boolean): Promise<Run & Pat
     const load = await runWrk(target, script, ctx.plan.wrkConnections, seconds);
     const cpu = done(load.clientCpu).server?.percent ?? 0;
     const result = clients ? await clients : undefined;
-    log(`hostile ${label}: ${Math.round(load.okPerSec)} msg/s, p99 ${load.p99?.toFixed(1)} ms, server CPU ${cpu} %${result ? `, hostile answers ${JSON.stringify(result)}` : ""}`);
+    log(`hostile ${label}: ${Math.round(load.okPerSec)} msg/s, p99 ${load.p99?.toFixed(1)} ms, server CPU ${cpu} %${result ? `, hostile clients' CPU ${result.cpu} %, their answers ${JSON.stringify(result.clients)}` : ""}`);
     const { peakKb } = await server.stop();
     // The whole run's peak RSS figure is of ordinary load; the peak beside hostile clients has a figure of its own.
     if (!hostile) notePeak(ctx, `hostile section, ${label}`, peakKb);
@@ -87,7 +88,7 @@ async function run(ctx: Ctx, label: string, hostile: boolean): Promise<Run & Pat
   }
 }
 
-function startHostile(ctx: Ctx, dir: string, url: string, publishQueue: string, regex: { queueId: string; length: number }, seconds: number): Promise<HostileResult> {
+function startHostile(ctx: Ctx, dir: string, url: string, publishQueue: string, regex: { queueId: string; length: number }, seconds: number): Promise<Hostile> {
   const bodies = writeBodies(dir, regex.length);
   const publish = `/v1/queues/${publishQueue}/messages`;
   const plan: HostilePlan = { url, key: BENCH_KEY, seconds, requests: [
@@ -101,8 +102,14 @@ function startHostile(ctx: Ctx, dir: string, url: string, publishQueue: string, 
   writeFileSync(planFile, JSON.stringify(plan));
   const ttl = (seconds + 60) * 1000;
   const child = spawnChild([BUN, join(import.meta.dir, "..", "hostile-clients.ts"), "--plan", planFile, "--ttl", String(ttl)], { ttlMs: ttl });
+  const started = performance.now();
   // A client waits for the answer it is owed, up to 5 s past the window: a server that holds it shows as "no answer".
-  return child.waitForLine(/hostile (\{.*\})\n/, ttl).then((m) => JSON.parse(m[1]!));
+  return child.waitForLine(/hostile (\{.*\})\n/, ttl).then(async (m) => {
+    await child.proc.exited;
+    // On two cores the hostile clients' own CPU is taken from the server too: it is reported beside the figures.
+    const cpu = Number(child.proc.resourceUsage()?.cpuTime.total ?? 0) / 1000 / (performance.now() - started) * 100;
+    return { clients: JSON.parse(m[1]!), cpu: Math.round(cpu) };
+  });
 }
 
 export async function hostileSection(ctx: Ctx): Promise<void> {
@@ -127,10 +134,10 @@ export async function hostileSection(ctx: Ctx): Promise<void> {
   const m = median(rounds);
   const baselineName = "the same round, publishing alone";
   const refused = pattern!.refused.length ? `fanout refused ${pattern!.refused.join(", ")} (422); ` : "";
-  const answers = Object.entries(m.hostile.hostile ?? {}).map(([name, r]) => `${name}: ${JSON.stringify(r.answers)}, slowest ${r.slowestMs} ms`).join("; ");
+  const answers = Object.entries(m.hostile.hostile?.clients ?? {}).map(([name, r]) => `${name}: ${JSON.stringify(r.answers)}, slowest ${r.slowestMs} ms`).join("; ");
   ctx.figures.push(figure({ section: "hostile", name: "publish HTTP/1.1 beside hostile clients", unit: "msg/s", value: m.hostile.load.okPerSec,
     baseline: m.alone.load.okPerSec, baselineName,
-    note: `rounds: ${rounds.map((r) => r.ratio.toFixed(2)).join(", ")}; publishes failed or timed out: ${m.hostile.load.failures} beside, ${m.alone.load.failures} alone; ${refused}pattern ${pattern!.pattern} with ${pattern!.length} a's; hostile answers: ${answers}` }));
+    note: `rounds: ${rounds.map((r) => r.ratio.toFixed(2)).join(", ")}; publishes failed or timed out: ${m.hostile.load.failures} beside, ${m.alone.load.failures} alone; the hostile clients' process used ${m.hostile.hostile?.cpu} % of a core; ${refused}pattern ${pattern!.pattern} with ${pattern!.length} a's; hostile answers: ${answers}` }));
   ctx.figures.push(figure({ section: "hostile", name: "publish p99 beside hostile clients", unit: "ms", value: m.hostile.load.p99, baseline: m.alone.load.p99, baselineName }));
   ctx.figures.push(figure({ section: "hostile", name: "server CPU beside hostile clients", unit: "%", value: m.hostile.cpu, baseline: m.alone.cpu, baselineName }));
   ctx.figures.push(figure({ section: "hostile", name: "server peak RSS beside hostile clients", unit: "MB", value: mb(m.hostile.peakKb), baseline: mb(m.alone.peakKb), baselineName }));
