@@ -72,9 +72,17 @@ export function buildHandler(deps: Deps): (request: Request) => Response | Promi
   const app = buildApp(deps, shared);
   const hot = hotRoutes(deps, shared.gate, [hotPublishRoute(deps, shared.queues)]);
   // The app parses bodies in several ways (Elysia's parsers, jsonOrEmpty): each sees a body already bounded.
+  // Headers are judged first, so a declared body over the limit is never read; one without a declared length
+  // fails while it is read (negotiation.ts), and that failure is its answer.
   const bounded = async (request: Request) => {
-    const checked = await checkedBody(request, deps.copyRequest);
-    return checked instanceof Response ? checked : app.fetch(checked);
+    const refused = negotiate(request);
+    if (refused) return refused;
+    try {
+      const checked = await checkedBody(request, deps.copyRequest);
+      return checked instanceof Response ? checked : app.fetch(checked);
+    } catch (error) {
+      return failureResponse({ error, request }, deps.log);
+    }
   };
   return (request) => hot(request) ?? bounded(request);
 }
