@@ -184,6 +184,24 @@ export interface EventStore {
   sweep(before: number): Promise<number>;
 }
 
+/**
+ * What /metrics reads at each scrape: an operator's view across organizations, so unscoped like the worker's
+ * claim. Every figure is read through an index (or from the small listeners table), never a scan of deliveries
+ * beyond the rows it counts.
+ */
+export interface StoreGauges {
+  /**
+   * Per organization id: deliveries waiting to be sent (due, or a retry scheduled; with the deliveries of
+   * messages the worker has not fanned out yet), and deliveries held for their listener.
+   */
+  deliveries: { orgId: string; pending: number; held: number }[];
+  listeners: { orgId: string; state: LivenessState; count: number }[];
+  /** When the delivery that has waited longest past its due time fell due (epoch ms); null when none waits. */
+  oldestDueAt: number | null;
+  /** The database on disk, its write-ahead log included. */
+  databaseBytes: number;
+}
+
 export interface Store {
   orgs: OrgStore;
   apiKeys: ApiKeyStore;
@@ -192,6 +210,7 @@ export interface Store {
   messages: MessageStore;
   events: EventStore;
   deliveries: DeliveryStore;
+  gauges(now: number): Promise<StoreGauges>;
   /** An online, consistent copy of the whole database into `file`. */
   backup(file: string): Promise<void>;
   close(): Promise<void>;

@@ -12,6 +12,7 @@ import { connect } from "./conn.ts";
 import { startCheckpoints } from "./checkpoints.ts";
 import { startCheckpointThread } from "./checkpointer.ts";
 import { LockSignal } from "./lock-signal.ts";
+import { storeGauges } from "./gauges.ts";
 import type { Logger } from "../../lib/log.ts";
 
 /**
@@ -50,6 +51,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
     messages: messageStore(conn),
     events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
+    gauges: storeGauges(sqlite, where.path),
     async backup(file) {
       // VACUUM INTO writes a consistent, compacted copy from one read transaction while writers go on.
       sqlite.run("VACUUM INTO ?", [file]);
