@@ -9,12 +9,13 @@ import { Buckets, bump, REQUEST_SECONDS } from "./tally.ts";
 export const UNMATCHED = "unmatched";
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-type Node = { fixed: Map<string, Node>; param: Node | null; route: string | null };
-const node = (): Node => ({ fixed: new Map(), param: null, route: null });
+type Node = { fixed: [segment: string, next: Node][]; param: Node | null; route: string | null };
+const node = (): Node => ({ fixed: [], param: null, route: null });
 
 /**
  * A path → pattern matcher over the app's routes (Elysia's `app.routes` paths, `:name` for a parameter). A
- * fixed segment wins over a parameter, as in Elysia's router; one trailing slash is ignored.
+ * fixed segment wins over a parameter, as in Elysia's router; one trailing slash is ignored. It walks the path
+ * in place, comparing segments at their offsets, so a request costs no allocation here.
  */
 export function routeLabels(patterns: Iterable<string>): (path: string) => string {
   const root = node();
@@ -22,19 +23,27 @@ export function routeLabels(patterns: Iterable<string>): (path: string) => strin
     let at = root;
     for (const segment of pattern.split("/").slice(1)) {
       if (segment.startsWith(":")) at = at.param ??= node();
-      else at = at.fixed.get(segment) ?? at.fixed.set(segment, node()).get(segment)!;
+      else at = at.fixed.find(([s]) => s === segment)?.[1] ?? (at.fixed.push([segment, node()]), at.fixed[at.fixed.length - 1]![1]);
     }
     at.route = pattern;
   }
-  const find = (at: Node, segments: string[], i: number): string | null => {
-    if (i === segments.length) return at.route;
-    const fixed = at.fixed.get(segments[i]!);
-    const found = fixed ? find(fixed, segments, i + 1) : null;
-    return found ?? (at.param && segments[i] !== "" ? find(at.param, segments, i + 1) : null);
+  // `from` is the index just past a "/"; `end` is where the path ends (before a trailing slash).
+  const find = (at: Node, path: string, from: number, end: number): string | null => {
+    if (from > end) return at.route;
+    let stop = path.indexOf("/", from);
+    if (stop < 0 || stop > end) stop = end;
+    const length = stop - from;
+    for (const [segment, next] of at.fixed) {
+      if (segment.length === length && path.startsWith(segment, from)) {
+        const found = find(next, path, stop + 1, end);
+        if (found) return found;
+      }
+    }
+    return at.param && length > 0 ? find(at.param, path, stop + 1, end) : null;
   };
   return (path) => {
-    const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-    return find(root, trimmed.split("/").slice(1), 0) ?? UNMATCHED;
+    const end = path.length > 1 && path.endsWith("/") ? path.length - 1 : path.length;
+    return (path.startsWith("/") ? find(root, path, 1, end) : null) ?? UNMATCHED;
   };
 }
 
