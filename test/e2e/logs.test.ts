@@ -102,6 +102,9 @@ for (const format of ["text", "json"] as const) {
       const down = find("listener down")[0]!;
       expect(down).toContain(made.listeners.down!);
       expect(down).toContain(made.queue);
+      // Probed every 100 ms, failing every time: two changes of state (to unstable, then to down), two lines.
+      expect(find(made.listeners.down!).filter((l) => l.includes("listener ")).map((l) => /listener (unstable|down)/.exec(l)?.[1]))
+        .toEqual(["unstable", "down"]);
       for (const name of ["failing", "hanging", "refused"]) {
         expect({ name, missed: find("message missed").filter((l) => l.includes(made.listeners[name]!)).length }).toEqual({ name, missed: 3 });
       }
