@@ -191,8 +191,9 @@ export interface EventStore {
  */
 export interface StoreGauges {
   /**
-   * Per organization id: deliveries waiting to be sent (due, or a retry scheduled; with the deliveries of
-   * messages the worker has not fanned out yet), and deliveries held for their listener.
+   * Per organization id: deliveries waiting to be sent (due, or a retry scheduled; not those in flight), and
+   * deliveries held for their listener. Messages the worker has not fanned out yet (a millisecond or two after
+   * their publish, normally) have no deliveries to count; `oldestDueAt` covers them.
    */
   deliveries: { orgId: string; pending: number; held: number }[];
   listeners: { orgId: string; state: LivenessState; count: number }[];
