@@ -243,7 +243,8 @@ export class DeliveryLoop {
       this.inFlight.delete(c);
       bump(this.busy, seq, -1);
       this.held--;
-      const completion = { attempt: result.attempt, record: result.record, next: result.next, id: c.id, token: c.token, listenerSeq: seq, messageId: c.message.id };
+      const completion: Completion = { attempt: result.attempt, record: result.record, next: result.next, id: c.id, token: c.token,
+        listenerSeq: seq, messageId: c.message.id };
       this.results.push(completion);
       if (result.next.state === "missed") this.missing.set(completion, c);
       this.o.observer?.attempted(c, result, this.o.now());
