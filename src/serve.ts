@@ -34,9 +34,9 @@ export async function runServe(config: Config): Promise<number> {
   const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, metrics };
   const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, originals });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
-  events.started(url, { version: VERSION, database: databaseText(config, store.path), tls_certificate: tls.description, ...loggableSettings(config) });
   if (config.logFormat === "text") printWelcome(config, url, store.path, tls.description, onboarded);
   else if (onboarded?.generated) printOwnerKey(onboarded);
+  events.started(url, { version: VERSION, database: databaseText(config, store.path), tls_certificate: tls.description, ...loggableSettings(config) });
 
   return new Promise((resolve) => {
     const shutdown = async (signal: string) => {

@@ -97,7 +97,7 @@ for (const format of ["text", "json"] as const) {
     test("the lines of a start, a liveness change, missed messages and a stop are there, with ids by name", () => {
       const lines = output.split("\n").filter((l) => l.trim() !== "");
       const find = (text: string) => lines.filter((l) => l.includes(text));
-      expect(find("listening on")[0]).toContain("retryScheduleMs");
+      expect(find("listening on").filter((l) => l.includes("retryScheduleMs"))).toHaveLength(1);
       expect(find("metricsToken")[0]).toContain(format === "json" ? '"metricsToken":"set"' : 'metricsToken="set"');
       const down = find("listener down")[0]!;
       expect(down).toContain(made.listeners.down!);
