@@ -3,7 +3,8 @@
  * statement reaches its rows through an index (gauges.test.ts checks the plans): the delivery counts read
  * only the partial index of pending rows (listener_seq, next_attempt_at), never the rows themselves, and
  * group them by listener before the listeners table maps them to organizations. That still visits each
- * pending row's index entry: about 0.1 s per million pending deliveries on the 2-core development machine.
+ * pending row's index entry: about 0.1 s per million pending deliveries on the 2-core development machine,
+ * which is why the server reads them on the checkpoint thread (checkpointer.ts), off the API thread.
  */
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
@@ -31,9 +32,13 @@ function fileBytes(path: string): number {
   }
 }
 
+type Statements = Record<keyof typeof GAUGES_SQL, ReturnType<Database["prepare"]>>;
+
+/** Prepared on the first scrape, not at open: a connection opened before the migrations (or without them) works. */
 export function storeGauges(sqlite: Database, path: string): (now: number) => Promise<StoreGauges> {
-  const s = Object.fromEntries(Object.entries(GAUGES_SQL).map(([k, sql]) => [k, sqlite.prepare(sql)])) as Record<keyof typeof GAUGES_SQL, ReturnType<Database["prepare"]>>;
+  let prepared: Statements | undefined;
   return async (now) => {
+    const s = (prepared ??= Object.fromEntries(Object.entries(GAUGES_SQL).map(([k, sql]) => [k, sqlite.prepare(sql)])) as Statements);
     const deliveries = s.deliveries.all() as { orgId: string; pending: number; held: number }[];
     const listeners = s.listeners.all() as { orgId: string; state: LivenessState; count: number }[];
     const due = (s.oldestDue.get({ now }) as { at: number | null } | null)?.at ?? null;

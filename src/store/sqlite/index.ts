@@ -38,9 +38,14 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
   const lockSignal = new LockSignal();
   const conn = connect(sqlite, lockSignal);
   const report = (msg: string, error: unknown) => options.log?.error(msg, error === null ? undefined : { error: String(error) });
-  const stopCheckpoints = options.checkpoints === "thread"
-    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, lockSignal, report).stop
+  const thread = options.checkpoints === "thread"
+    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, lockSignal, report) : null;
+  const stopCheckpoints = thread
+    ? thread.stop
     : startCheckpoints(sqlite, where.path, (error) => report("checkpoint failed; the next one tries again", error));
+  // On the checkpoint thread when there is one, so a large count never holds up requests; here otherwise.
+  const gaugesHere = storeGauges(sqlite, where.path);
+  const gauges = thread ? (now: number) => thread.gauges(now).catch(() => gaugesHere(now)) : gaugesHere;
   return {
     path: where.path,
     lockSignal,
@@ -51,7 +56,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
     messages: messageStore(conn),
     events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
-    gauges: storeGauges(sqlite, where.path),
+    gauges,
     async backup(file) {
       // VACUUM INTO writes a consistent, compacted copy from one read transaction while writers go on.
       sqlite.run("VACUUM INTO ?", [file]);
