@@ -9,8 +9,32 @@ import { Buckets, bump, REQUEST_SECONDS } from "./tally.ts";
 export const UNMATCHED = "unmatched";
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-type Node = { fixed: [segment: string, next: Node][]; param: Node | null; route: string | null };
-const node = (): Node => ({ fixed: [], param: null, route: null });
+type Node = { segments: string[]; next: Node[]; param: Node | null; route: string | null };
+const node = (): Node => ({ segments: [], next: [], param: null, route: null });
+
+function child(at: Node, segment: string): Node {
+  const i = at.segments.indexOf(segment);
+  if (i >= 0) return at.next[i]!;
+  at.segments.push(segment);
+  at.next.push(node());
+  return at.next[at.next.length - 1]!;
+}
+
+/** The route below `at` for the path from `from` (just past a "/") to `end`, or null. */
+function find(at: Node, path: string, from: number, end: number): string | null {
+  if (from > end) return at.route;
+  let stop = path.indexOf("/", from);
+  if (stop < 0 || stop > end) stop = end;
+  const length = stop - from;
+  const { segments, next } = at;
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    if (segment.length !== length || !path.startsWith(segment, from)) continue;
+    const found = find(next[i]!, path, stop + 1, end);
+    if (found !== null) return found;
+  }
+  return at.param !== null && length > 0 ? find(at.param, path, stop + 1, end) : null;
+}
 
 /**
  * A path → pattern matcher over the app's routes (Elysia's `app.routes` paths, `:name` for a parameter). A
@@ -21,29 +45,12 @@ export function routeLabels(patterns: Iterable<string>): (path: string) => strin
   const root = node();
   for (const pattern of patterns) {
     let at = root;
-    for (const segment of pattern.split("/").slice(1)) {
-      if (segment.startsWith(":")) at = at.param ??= node();
-      else at = at.fixed.find(([s]) => s === segment)?.[1] ?? (at.fixed.push([segment, node()]), at.fixed[at.fixed.length - 1]![1]);
-    }
+    for (const segment of pattern.split("/").slice(1)) at = segment.startsWith(":") ? (at.param ??= node()) : child(at, segment);
     at.route = pattern;
   }
-  // `from` is the index just past a "/"; `end` is where the path ends (before a trailing slash).
-  const find = (at: Node, path: string, from: number, end: number): string | null => {
-    if (from > end) return at.route;
-    let stop = path.indexOf("/", from);
-    if (stop < 0 || stop > end) stop = end;
-    const length = stop - from;
-    for (const [segment, next] of at.fixed) {
-      if (segment.length === length && path.startsWith(segment, from)) {
-        const found = find(next, path, stop + 1, end);
-        if (found) return found;
-      }
-    }
-    return at.param && length > 0 ? find(at.param, path, stop + 1, end) : null;
-  };
   return (path) => {
-    const end = path.length > 1 && path.endsWith("/") ? path.length - 1 : path.length;
-    return (path.startsWith("/") ? find(root, path, 1, end) : null) ?? UNMATCHED;
+    const end = path.length > 1 && path.charCodeAt(path.length - 1) === 47 ? path.length - 1 : path.length;
+    return (path.charCodeAt(0) === 47 ? find(root, path, 1, end) : null) ?? UNMATCHED;
   };
 }
 
