@@ -48,13 +48,14 @@ describe("defaults", () => {
       durability: "normal",
       deliveryConcurrency: 256,
       listenerConcurrency: 16,
+      logFormat: "text",
     };
     expect(loadConfig({}, [])).toEqual({ command: { name: "serve" }, config: expected });
   });
 
   test("optional settings stay absent", () => {
     const result = config();
-    for (const key of ["tlsCert", "tlsKey", "baseUrl", "bootstrapKey"]) expect(key in result).toBe(false);
+    for (const key of ["tlsCert", "tlsKey", "baseUrl", "bootstrapKey", "metricsToken"]) expect(key in result).toBe(false);
   });
 
   test("loadConfig reads neither process.env nor process.argv", () => {
@@ -87,6 +88,8 @@ describe("each flag and its variable", () => {
     ["--durability", "FANOUT_DURABILITY", "full", "durability", "full"],
     ["--delivery-concurrency", "FANOUT_DELIVERY_CONCURRENCY", "8", "deliveryConcurrency", 8],
     ["--listener-concurrency", "FANOUT_LISTENER_CONCURRENCY", "2", "listenerConcurrency", 2],
+    ["--metrics-token", "FANOUT_METRICS_TOKEN", "scrape-0123456789abcdef", "metricsToken", "scrape-0123456789abcdef"],
+    ["--log-format", "FANOUT_LOG_FORMAT", "json", "logFormat", "json"],
   ];
 
   for (const [flag, env, text, key, value] of cases) {
@@ -215,6 +218,21 @@ describe("bootstrap key", () => {
       expect(message).toEndWith(`got ${key.length} characters`);
       if (key) expect(message).not.toContain(key);
     }
+  });
+});
+
+describe("metrics token and log format", () => {
+  test("a metrics token is 16 or more printable ASCII characters, refused without echoing it", () => {
+    for (const token of ["only-15-chars-x", "has space in the token", "clé-secrète-de-métriques"]) {
+      const message = errorOf([], { FANOUT_METRICS_TOKEN: token });
+      expect(message).toStartWith("invalid FANOUT_METRICS_TOKEN: expected 16 or more printable ASCII characters");
+      expect(message).not.toContain(token);
+    }
+    expect(config(["--metrics-token=0123456789abcdef"]).metricsToken).toBe("0123456789abcdef");
+  });
+
+  test("the log format is text or json", () => {
+    expect(errorOf(["--log-format", "yaml"])).toBe("invalid --log-format: expected text or json, got 'yaml'");
   });
 });
 

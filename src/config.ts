@@ -172,6 +172,14 @@ export const ConfigSchema = Type.Object({
   /** Delivery requests in flight to one listener, so one slow listener cannot starve the rest. */
   listenerConcurrency: setting(Type.Integer({ minimum: 1 }), toInteger, POSITIVE, { flag: "--listener-concurrency",
     env: "FANOUT_LISTENER_CONCURRENCY", arg: "<n>", default: "16", about: "delivery requests in flight to one listener" }),
+  /** Bearer token that GET /metrics requires from any address; unset, /metrics answers loopback clients only. */
+  metricsToken: Type.Optional(setting(Type.String({ pattern: "^[\\x21-\\x7e]{16,}$" }), asText,
+    "16 or more printable ASCII characters without spaces",
+    { flag: "--metrics-token", env: "FANOUT_METRICS_TOKEN", arg: "<token>", unset: "none: loopback clients only", secret: true,
+      about: "bearer token for GET /metrics" })),
+  /** `text`: one readable line per event; `json`: one JSON object per line, for log collectors. */
+  logFormat: setting(Type.Union([Type.Literal("text"), Type.Literal("json")]), asText, "text or json",
+    { flag: "--log-format", env: "FANOUT_LOG_FORMAT", arg: "<text|json>", default: "text", about: "text or json lines" }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -215,6 +223,23 @@ export const HELP_TEXT = [
   "Shell completion: source <(fanout completion bash) in ~/.bashrc, likewise for zsh; fanout completion fish | source.",
   "",
 ].join("\n");
+
+/**
+ * The settings as the start line logs them, by key: lists comma-joined, the lockout as `N/window:lock` in ms. A
+ * secret appears only as "set", never its value or its length.
+ */
+export function loggableSettings(config: Config): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const { key, cli } of SETTINGS) {
+    const value = config[key] as unknown;
+    if (value === undefined) continue;
+    if (cli.secret) out[key] = "set";
+    else if (Array.isArray(value)) out[key] = value.join(",");
+    else if (key === "lockout") out[key] = `${config.lockout.attempts}/${config.lockout.windowMs}ms:${config.lockout.lockMs}ms`;
+    else out[key] = value as string | number | boolean;
+  }
+  return out;
+}
 
 /** Milliseconds for `250ms`, `5s`, `2m`, `1h`; whole numbers only (see lib/durations.ts). */
 export function parseDuration(text: string): number {

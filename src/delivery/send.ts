@@ -11,6 +11,7 @@ import type { AttemptRecord, ClaimedDelivery, Settlement } from "../store/delive
 import { signatureHeader } from "./sign.ts";
 import { nextAttempt, parseRetryAfter, type Outcome } from "./retry.ts";
 import type { SendRequest, SendResult } from "./egress.ts";
+import type { DeliveryOutcome } from "../metrics/deliveries.ts";
 
 /** The stored data is already JSON text: splice it in rather than parse and re-serialize a payload of up to 256 KiB. */
 export function payloadOf(message: ClaimedDelivery["message"]): string {
@@ -59,7 +60,13 @@ export type AttemptDeps = {
   request: Pick<SendRequest, "policy" | "timeoutMs" | "pool" | "resolve" | "insecureTls">;
 };
 
-export type AttemptResult = { attempt: number; record: AttemptRecord; next: Settlement };
+export type AttemptResult = { attempt: number; record: AttemptRecord; next: Settlement; outcome: DeliveryOutcome };
+
+/** An attempt's outcome as /metrics counts it (metrics/deliveries.ts). */
+export function outcomeOf(result: SendResult): DeliveryOutcome {
+  if (result.status === null) return result.kind;
+  return result.status >= 200 && result.status < 300 ? "acknowledged" : "failed";
+}
 
 /** Sends one claimed delivery and decides what becomes of it. Never rejects: egress.send never does. */
 export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps): Promise<AttemptResult> {
@@ -75,5 +82,5 @@ export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps): Pro
   const { outcome, record } = judge(result, attemptedAt);
   const number = delivery.attempt + 1;
   const next = nextAttempt(number, outcome, deps.now(), deps.scheduleMs, deps.random);
-  return { attempt: number, record, next };
+  return { attempt: number, record, next, outcome: outcomeOf(result) };
 }

@@ -10,8 +10,7 @@
  *   loop is woken to send them.
  */
 import type { DeliveryStore } from "../store/deliveries.ts";
-import type { LogLevel } from "./protocol.ts";
-import type { Fields } from "../lib/log.ts";
+import type { LogEvents } from "../lib/log-events.ts";
 
 export const RETENTION_BATCH = 500;
 export const REPLAY_CHUNK = 2_000;
@@ -29,7 +28,7 @@ export type UpkeepOptions = {
   retentionMs: number;
   /** New due deliveries (a replay chunk): the loop should claim. */
   wake: () => void;
-  log: (level: LogLevel, msg: string, fields?: Fields) => void;
+  events: Pick<LogEvents, "retentionSwept">;
   fail: (error: unknown) => void;
 };
 
@@ -77,7 +76,7 @@ export class Upkeep {
       deleted += n;
       return n === RETENTION_BATCH;
     });
-    if (deleted > 0) this.o.log("info", "retention sweep deleted old messages", { messages: deleted, retention_ms: this.o.retentionMs });
+    this.o.events.retentionSwept({ messages: deleted });
   }
 
   private async replay(): Promise<void> {

@@ -17,7 +17,7 @@ export type Tls = { cert: string; key: string } | null;
 export type ServerOptions = { host: string; port: number; tls: Tls; isStopping: () => boolean; log: Logger; originals?: WeakMap<Request, Request> };
 type Fetch = (request: Request) => Response | Promise<Response>;
 
-const UNVERSIONED = new Set(["/healthz"]);
+const UNVERSIONED = new Set(["/healthz", "/metrics"]);
 
 export function routable(request: Request): Request {
   const { origin, path, search } = splitUrl(request.url);

@@ -45,6 +45,7 @@ export interface ClaimedDelivery extends Lease {
   listener: {
     seq: number;
     id: string;
+    orgId: string;
     notifyUrl: string;
     /** The current secret, then the previous one while its grace period lasts. */
     secrets: string[];
@@ -102,7 +103,10 @@ export interface Completion extends Lease {
   next: Settlement;
 }
 
-export type ProbeTarget = { seq: number; id: string; livenessUrl: string; state: LivenessState; failuresInRow: number };
+export type ProbeTarget = { seq: number; id: string; queueId: string; livenessUrl: string; state: LivenessState; failuresInRow: number };
+
+/** A delivery that became missed, for the worker's log line and count. */
+export type MissedDelivery = { orgId: string; listenerId: string; queueId: string; messageId: string };
 
 export type ProbeResult = {
   seq: number;
@@ -139,8 +143,8 @@ export interface DeliveryStore {
   releaseAll(now: number): Promise<number>;
   /** Expired leases back to pending, due now; returns how many. */
   rescueExpiredLeases(now: number): Promise<number>;
-  /** Held deliveries waiting longer than `maxWaitMs` become missed; returns how many. */
-  expireHeld(maxWaitMs: number, now: number): Promise<number>;
+  /** Held deliveries waiting longer than `maxWaitMs` become missed; returns those that did. */
+  expireHeld(maxWaitMs: number, now: number): Promise<MissedDelivery[]>;
   /**
    * Retention: deletes up to `limit` messages created before `before` whose deliveries are all final (none
    * pending or sending; a message without any is final once fanned out), with their deliveries and attempts,

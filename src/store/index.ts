@@ -231,6 +231,25 @@ export interface EventStore {
   sweep(before: number): Promise<number>;
 }
 
+/**
+ * What /metrics reads at each scrape: an operator's view across organizations, so unscoped like the worker's
+ * claim. Every figure is read through an index (or from the small listeners table), never a scan of deliveries
+ * beyond the rows it counts.
+ */
+export interface StoreGauges {
+  /**
+   * Per organization id: deliveries waiting to be sent (due, or a retry scheduled; not those in flight), and
+   * deliveries held for their listener. Messages the worker has not fanned out yet (a millisecond or two after
+   * their publish, normally) have no deliveries to count; `oldestDueAt` covers them.
+   */
+  deliveries: { orgId: string; pending: number; held: number }[];
+  listeners: { orgId: string; state: LivenessState; count: number }[];
+  /** When the delivery that has waited longest past its due time fell due (epoch ms); null when none waits. */
+  oldestDueAt: number | null;
+  /** The database on disk, its write-ahead log included. */
+  databaseBytes: number;
+}
+
 export interface Store {
   orgs: OrgStore;
   apiKeys: ApiKeyStore;
@@ -242,6 +261,7 @@ export interface Store {
   idempotency: IdempotencyStore;
   /** Throws the storage error when the database does not accept a write now (readiness: one tiny write). */
   checkWritable(now: number): Promise<void>;
+  gauges(now: number): Promise<StoreGauges>;
   /** An online, consistent copy of the whole database into `file`. */
   backup(file: string): Promise<void>;
   /** Gives the space of deleted rows back to the file system (SQLite: a stopped server only). */

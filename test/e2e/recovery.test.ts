@@ -78,7 +78,7 @@ for (const proto of PROTOS) {
       r.answer("/notify", () => new Response("ok"));
       await held().call("PUT", `/v1/queues/${q}/listeners/${l.id}`, { enabled: true });
       await held().settled(q, m, l.id, "acknowledged");
-      expect(patient.output()).toContain("listener paused: its receiver answered 410 Gone");
+      expect(patient.output()).toContain("listener disabled: its receiver answered 410 Gone");
     });
 
     test("redeliver sends a message again under a new cycle; earlier attempts stay", async () => {

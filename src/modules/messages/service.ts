@@ -51,6 +51,7 @@ export async function publishMessage(deps: Deps, queues: QueueCache, auth: Auth,
   requireScope(auth.key, "messages", "write", [queueId]);
   const text = JSON.stringify(body.data);
   const message = await publishChecked(deps, queues, auth, queueId, body, text, now);
+  deps.metrics?.published(auth.orgId);
   nudge(deps);
   return message;
 }

@@ -6,7 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { idFloor, randomBase62 } from "../../lib/ids.ts";
 import { replayStatements } from "./replays.ts";
-import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, ProbeTarget } from "../deliveries.ts";
+import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeTarget } from "../deliveries.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
 import { whenUnlocked } from "./write-lock.ts";
 import type { LockSignal } from "./lock-signal.ts";
@@ -72,7 +72,7 @@ function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
 
 type Detail = { id: number; attempt: number; listenerSeq: number; messageId: string; messageName: string | null; data: string; createdAt: number };
 type ListenerDetail = {
-  seq: number; id: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
+  seq: number; id: string; orgId: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
   livenessState: string; enabled: number; queueId: string; queueName: string;
 };
 
@@ -83,7 +83,7 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): Cl
     id: d.id,
     token,
     attempt: d.attempt,
-    listener: { seq: l.seq, id: l.id, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled },
+    listener: { seq: l.seq, id: l.id, orgId: l.orgId, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled },
     message: {
       id: d.messageId,
       name: d.messageName,
@@ -129,7 +129,7 @@ function settleAll(s: Statements, items: Completion[], now: number): boolean[] {
   return settled;
 }
 
-type Held = { id: number; listenerSeq: number; messageId: string };
+type Held = { id: number; listenerSeq: number; messageId: string } & MissedDelivery;
 type FanoutState = { cursor: number; top: number };
 
 /**
@@ -188,13 +188,13 @@ function transactions(sqlite: Database, s: Statements) {
     release: immediate((leases: Lease[], now: number) =>
       leases.reduce((n, l) => n + s.release.run({ id: l.id, token: l.token, now }).changes, 0)),
     expire: immediate((rows: Held[], now: number) => {
-      let n = 0;
+      const missed: MissedDelivery[] = [];
       for (const r of rows) {
         if (s.missHeld.run({ id: r.id, now, error: MISSED_WHILE_DOWN }).changes === 0) continue;
         s.countMissed.run({ seq: r.listenerSeq, messageId: r.messageId });
-        n++;
+        missed.push({ orgId: r.orgId, listenerId: r.listenerId, queueId: r.queueId, messageId: r.messageId });
       }
-      return n;
+      return missed;
     }),
   };
 }
@@ -258,7 +258,7 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     },
     async expireHeld(maxWaitMs, now) {
       const rows = s.heldTooLong.all({ cutoff: now - maxWaitMs }) as Held[];
-      return rows.length ? write(() => tx.expire(rows, now)) : 0;
+      return rows.length ? write(() => tx.expire(rows, now)) : [];
     },
     async claimProbes(limit, holdMs, now) {
       return write(() => s.claimProbes.all({ now, limit, hold: now + holdMs }) as ProbeTarget[]);

@@ -52,7 +52,7 @@ export const SQL = {
     FROM deliveries d CROSS JOIN messages m ON m.seq = d.message_seq
     WHERE d.id IN (SELECT value FROM json_each($ids)) AND d.lease_owner = $token`,
   // A listener's queue is its messages' queue: deliveries are made for the listeners of the queue published to.
-  leasedListeners: `SELECT l.seq AS seq, l.id AS id, l.notify_url AS notifyUrl, l.secret AS secret,
+  leasedListeners: `SELECT l.seq AS seq, l.id AS id, l.org_id AS orgId, l.notify_url AS notifyUrl, l.secret AS secret,
       l.previous_secret AS previousSecret, l.previous_secret_until AS previousSecretUntil,
       l.liveness_state AS livenessState, l.enabled AS enabled, q.id AS queueId, q.name AS queueName
     FROM listeners l CROSS JOIN queues q ON q.id = l.queue_id
@@ -87,15 +87,16 @@ export const SQL = {
     WHERE state = 'sending'`,
   rescue: `UPDATE deliveries SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now
     WHERE state = 'sending' AND lease_expires_at <= $now`,
-  heldTooLong: `SELECT d.id AS id, d.listener_seq AS listenerSeq, m.id AS messageId
-    FROM deliveries d INDEXED BY deliveries_held JOIN messages m ON m.seq = d.message_seq
+  heldTooLong: `SELECT d.id AS id, d.listener_seq AS listenerSeq, m.id AS messageId, d.org_id AS orgId, l.id AS listenerId,
+      m.queue_id AS queueId
+    FROM deliveries d INDEXED BY deliveries_held JOIN messages m ON m.seq = d.message_seq JOIN listeners l ON l.seq = d.listener_seq
     WHERE d.held_since IS NOT NULL AND d.held_since <= $cutoff AND d.state = 'pending' AND d.next_attempt_at IS NULL
     LIMIT 1000`,
   missHeld: `UPDATE deliveries SET state = 'missed', held_since = NULL, last_error = $error, updated_at = $now
     WHERE id = $id AND state = 'pending' AND next_attempt_at IS NULL`,
   claimProbes: `UPDATE listeners SET next_probe_at = $hold
     WHERE seq IN (SELECT seq FROM listeners WHERE next_probe_at <= $now ORDER BY next_probe_at LIMIT $limit)
-    RETURNING seq, id, liveness_url AS livenessUrl, liveness_state AS state, failures_in_row AS failuresInRow`,
+    RETURNING seq, id, queue_id AS queueId, liveness_url AS livenessUrl, liveness_state AS state, failures_in_row AS failuresInRow`,
   recordProbe: `UPDATE listeners SET liveness_state = $state, failures_in_row = $failures,
       success_count = success_count + $ok, failure_count = failure_count + 1 - $ok, next_probe_at = $next,
       down_since = CASE WHEN $state = 'down' THEN coalesce(down_since, $now) ELSE NULL END

@@ -14,6 +14,7 @@ import { connect } from "./conn.ts";
 import { startCheckpoints } from "./checkpoints.ts";
 import { startCheckpointThread } from "./checkpointer.ts";
 import { LockSignal } from "./lock-signal.ts";
+import { storeGauges } from "./gauges.ts";
 import type { Logger } from "../../lib/log.ts";
 
 /**
@@ -40,9 +41,14 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
   const lockSignal = new LockSignal();
   const conn = connect(sqlite, lockSignal);
   const report = (msg: string, error: unknown) => options.log?.error(msg, error === null ? undefined : { error: String(error) });
-  const stopCheckpoints = options.checkpoints === "thread"
-    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, lockSignal, report).stop
+  const thread = options.checkpoints === "thread"
+    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, lockSignal, report) : null;
+  const stopCheckpoints = thread
+    ? thread.stop
     : startCheckpoints(sqlite, where.path, (error) => report("checkpoint failed; the next one tries again", error));
+  // On the checkpoint thread when there is one, so a large count never holds up requests; here otherwise.
+  const gaugesHere = storeGauges(sqlite, where.path);
+  const gauges = thread ? (now: number) => thread.gauges(now).catch(() => gaugesHere(now)) : gaugesHere;
   return {
     path: where.path,
     lockSignal,
@@ -64,6 +70,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
       // while no server holds the file).
       sqlite.run("VACUUM");
     },
+    gauges,
     async backup(file) {
       // VACUUM INTO writes a consistent, compacted copy from one read transaction while writers go on. It accepts
       // an empty file, made first so the copy of the secrets is private from its first byte.
