@@ -1,7 +1,9 @@
 /** The commands other than `serve`. Each opens the database itself, so they work beside a running server. */
 import type { Command, Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
+import { statSync } from "node:fs";
 import { openSqliteStore } from "./store/sqlite/index.ts";
+import { lockServer, ServerLockHeld } from "./store/sqlite/server-lock.ts";
 import { openPostgresStore } from "./store/postgres/index.ts";
 import { describeTarget, isPostgresUrl, parsePostgresUrl } from "./store/postgres/url.ts";
 import { createOrganization } from "./modules/organizations/onboarding.ts";
@@ -20,6 +22,7 @@ export async function runCommand(command: Exclude<Command, { name: "serve" | "he
     const target = describeTarget(parsePostgresUrl(config.db));
     throw new ConfigError(`backup copies a SQLite file; back up PostgreSQL with pg_dump, for example: pg_dump --format=custom --file=${command.file} '${target}'`);
   }
+  if (command.name === "compact") return postgres ? compactPostgres(config, io) : compact(config, io);
   const store = postgres
     ? await openPostgresStore(config.db, { pool: COMMAND_POOL, role: "command" })
     : openSqliteStore(config.db, { durability: config.durability });
@@ -39,6 +42,58 @@ export async function runCommand(command: Exclude<Command, { name: "serve" | "he
         io.out(`backup written to ${command.file}`);
         return 0;
     }
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * VACUUM rewrites the whole file and holds the write lock meanwhile: a running server would stall for all of it,
+ * so compact takes the server lock first and refuses while a server holds the file.
+ */
+async function compact(config: Config, io: Out): Promise<number> {
+  let lock;
+  try {
+    lock = lockServer(config.db, Date.now());
+  } catch (e) {
+    if (!(e instanceof ServerLockHeld)) throw e;
+    console.error(`fanout: compact rewrites the whole file; stop the server serving ${e.dbPath} first (${e.holder})`);
+    return 1;
+  }
+  try {
+    const store = openSqliteStore(config.db, { durability: config.durability });
+    const before = fileBytes(store.path);
+    try {
+      await store.compact();
+    } finally {
+      await store.close();
+    }
+    io.out(`compacted ${store.path}: ${megabytes(before)} -> ${megabytes(fileBytes(store.path))}`);
+    return 0;
+  } finally {
+    lock.release();
+  }
+}
+
+const fileBytes = (path: string) => ["", "-wal"].reduce((sum, suffix) => sum + (statSync(path + suffix, { throwIfNoEntry: false })?.size ?? 0), 0);
+const megabytes = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
+
+/**
+ * PostgreSQL: the tables are rewritten (VACUUM FULL), each locked while it is, so every request of a running
+ * instance would wait for it: refused while another fanout is connected to the database.
+ */
+async function compactPostgres(config: Config, io: Out): Promise<number> {
+  const store = await openPostgresStore(config.db, { pool: COMMAND_POOL, role: "command" });
+  try {
+    const others = await store.otherSessions();
+    if (others > 0) {
+      console.error(`fanout: compact rewrites every table; stop the instances connected to ${describeTarget(store.target)} first (${others} sessions of fanout)`);
+      return 1;
+    }
+    const before = await store.databaseBytes();
+    await store.compact();
+    io.out(`compacted ${describeTarget(store.target)}: ${megabytes(before)} -> ${megabytes(await store.databaseBytes())}`);
+    return 0;
   } finally {
     await store.close();
   }

@@ -17,7 +17,9 @@ import { systemClock } from "./lib/clock.ts";
 
 export type ServedStore = {
   store: Store;
-  /** The start line's account of the database. */
+  /** Where the data is: the file (resolved), or the PostgreSQL URL without its password. */
+  location: string;
+  /** The start line's account of the database: the location and how it is used. */
   description: string;
   /** Where a generated certificate is kept (beside the database file), or in memory. */
   tls: { dbPath: string; temporary: boolean };
@@ -31,6 +33,7 @@ export async function openServedStore(config: Config, log: Logger): Promise<Serv
     const store = await openPostgresStore(config.db, { pool: apiPool(config.dbPool), role: "api" });
     return {
       store,
+      location: describeTarget(store.target),
       description: `${describeTarget(store.target)} (PostgreSQL, at most ${config.dbPool} connections)`,
       // Several instances share the database but not a directory: each makes its own certificate, in memory.
       tls: { dbPath: "", temporary: true },
@@ -46,9 +49,11 @@ export async function openServedStore(config: Config, log: Logger): Promise<Serv
   // (On PostgreSQL other instances hold leases of their own; those of a dead one expire and are rescued.)
   const released = await store.deliveries.releaseAll(systemClock.now());
   if (released > 0) log.info("sending again the deliveries a stopped server had in flight", { count: released });
+  const location = memory ? "in memory (throwaway)" : resolve(store.path);
   return {
     store,
-    description: `${memory ? "in memory (throwaway)" : resolve(store.path)} (durability ${config.durability})`,
+    location,
+    description: `${location} (durability ${config.durability})`,
     tls: { dbPath: store.path, temporary: memory },
     delivery: { dbPath: store.path, lockSignal: store.lockSignal.buffer },
     async close() {

@@ -3,7 +3,7 @@
  * Shutdown (SIGTERM/SIGINT): stop accepting, let requests and deliveries in flight finish within the shutdown
  * bound, close the database cleanly, exit 0.
  */
-import type { Config } from "./config.ts";
+import { loggableSettings, type Config } from "./config.ts";
 import { openServedStore } from "./open-store.ts";
 import { bootstrap, type Onboarded } from "./modules/organizations/onboarding.ts";
 import { buildHandler } from "./http/app.ts";
@@ -14,16 +14,21 @@ import { startEventSweep } from "./modules/events/sweep.ts";
 import { systemClock } from "./lib/clock.ts";
 import { consoleLogger } from "./lib/log.ts";
 import { warnOnLowFileLimit } from "./lib/file-limit.ts";
+import { LogEvents } from "./lib/log-events.ts";
+import { Metrics } from "./metrics/registry.ts";
 import { VERSION } from "./version.ts";
 
 export async function runServe(config: Config): Promise<number> {
-  const log = consoleLogger();
+  const log = consoleLogger({ format: config.logFormat });
+  const events = new LogEvents(log);
   warnOnLowFileLimit(log);
   const served = await openServedStore(config, log);
-  const { store, description, tls: keep, delivery: reach } = served;
+  const { store, location, description, tls: keep, delivery: reach } = served;
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, keep.dbPath, keep.temporary);
-  const delivery = startDelivery({ ...reach, config, log, version: VERSION });
+  const metrics = new Metrics(store, systemClock, VERSION);
+  const observer = { batch: metrics.deliveries.add.bind(metrics.deliveries), restarted: () => metrics.workerRestarted() };
+  const delivery = startDelivery({ ...reach, config, log, version: VERSION, observer });
   const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
   // Only the request Bun handed in knows its socket; copies made on the way (version prefix, a checked body) map to it.
@@ -35,21 +40,23 @@ export async function runServe(config: Config): Promise<number> {
     originals.set(copy, originalOf(r));
     return copy;
   };
-  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, copyRequest };
+  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, copyRequest, metrics };
   const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, originals });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
-  printWelcome(config, url, description, tls.description, onboarded);
+  if (config.logFormat === "text") printWelcome(config, url, description, tls.description, onboarded);
+  else if (onboarded?.generated) printOwnerKey(onboarded);
+  events.started(url, { version: VERSION, database: location, tls_certificate: tls.description, ...loggableSettings(config) });
 
   return new Promise((resolve) => {
     const shutdown = async (signal: string) => {
       if (stopping) return;
       stopping = true;
-      log.info("shutting down", { signal });
+      events.stopping(signal);
       const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref());
       await Promise.race([Promise.all([server.stop(false), delivery.stop(), stopSweep()]), deadline]);
       server.stop(true);
       await served.close();
-      log.info("stopped");
+      events.stopped();
       resolve(0);
     };
     process.on("SIGTERM", () => void shutdown("SIGTERM"));
@@ -60,6 +67,15 @@ export async function runServe(config: Config): Promise<number> {
 function displayHost(host: string): string {
   if (host === "0.0.0.0" || host === "::") return "localhost";
   return host.includes(":") ? `[${host}]` : host;
+}
+
+/**
+ * With JSON logs, stdout carries JSON too: the generated owner key, once, as one object (PRODUCT §2 prints it
+ * once; it is the only secret the service ever writes, and never in a log line).
+ */
+function printOwnerKey(onboarded: Onboarded): void {
+  console.log(JSON.stringify({ time: new Date().toISOString(), organization: onboarded.org.name, organization_id: onboarded.org.id,
+    owner_key: onboarded.secret, note: "shown once; store it now — it holds every scope" }));
 }
 
 /** Everything a newcomer needs on the first start; the owner key only when it was generated, and only once. */

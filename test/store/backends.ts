@@ -32,7 +32,7 @@ const sqlite: Backend = {
 };
 
 /** Deleting the organizations cascades to everything else but the rows without a foreign key. */
-const EMPTY = "DELETE FROM orgs; DELETE FROM events; DELETE FROM auth_failures";
+const EMPTY = "DELETE FROM orgs; DELETE FROM events; DELETE FROM auth_failures; DELETE FROM idempotency_keys; DELETE FROM readiness";
 
 function postgres(): Backend {
   let database: Promise<TestDatabase> | undefined;

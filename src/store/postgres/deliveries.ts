@@ -6,11 +6,12 @@
  * each, no transaction around them.
  */
 import type { SQL } from "bun";
-import { randomBase62 } from "../../lib/ids.ts";
+import { idFloor, randomBase62 } from "../../lib/ids.ts";
+import { replayChunk } from "./replays.ts";
 import { num, numOrNull } from "./client.ts";
 import { isRetryable, storeError } from "./errors.ts";
 import * as Q from "./delivery-sql.ts";
-import type { Claim, ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, ProbeTarget } from "../deliveries.ts";
+import type { Claim, ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeTarget } from "../deliveries.ts";
 
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
 
@@ -20,8 +21,8 @@ const RETRIES = 3;
 
 type DetailRow = {
   seen: string; next_due: string | null; id: string | null; due: string; attempt: number; listener_seq: string; message_id: string;
-  message_name: string | null; data: string; created_at: string; listener_id: string; notify_url: string; secret: string;
-  previous_secret: string | null; previous_secret_until: string | null; liveness_state: string; queue_id: string; queue_name: string;
+  message_name: string | null; data: string; created_at: string; listener_id: string; org_id: string; notify_url: string; secret: string;
+  previous_secret: string | null; previous_secret_until: string | null; held: boolean; queue_id: string; queue_name: string;
 };
 
 function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
@@ -32,7 +33,7 @@ function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
     id: num(r.id),
     token,
     attempt: r.attempt,
-    listener: { seq: num(r.listener_seq), id: r.listener_id, notifyUrl: r.notify_url, secrets, down: r.liveness_state === "down" },
+    listener: { seq: num(r.listener_seq), id: r.listener_id, orgId: r.org_id, notifyUrl: r.notify_url, secrets, held: r.held },
     message: {
       id: r.message_id,
       name: r.message_name,
@@ -121,19 +122,27 @@ export function deliveryStore(client: SQL): DeliveryStore {
     releaseAll: (now) => count(Q.RELEASE_ALL, [now]),
     rescueExpiredLeases: (now) => count(Q.RESCUE, [now]),
     async expireHeld(maxWaitMs, now) {
-      let total = 0;
+      const missed: MissedDelivery[] = [];
       for (;;) {
-        const [row] = await run<{ n: string }>(Q.EXPIRE_HELD, [now - maxWaitMs, MISSED_WHILE_DOWN, now]);
-        const n = num(row?.n ?? 0);
-        total += n;
-        if (n < Q.EXPIRE_HELD_BATCH) return total;
+        const rows = await run<{ org_id: string; listener_id: string; queue_id: string; message_id: string }>(
+          Q.EXPIRE_HELD, [now - maxWaitMs, MISSED_WHILE_DOWN, now]);
+        for (const r of rows) missed.push({ orgId: r.org_id, listenerId: r.listener_id, queueId: r.queue_id, messageId: r.message_id });
+        if (rows.length < Q.EXPIRE_HELD_BATCH) return missed;
+      }
+    },
+    deleteExpired: (before, limit) => count(Q.DELETE_EXPIRED, [idFloor("message", before), limit]),
+    async replayChunk(limit, now) {
+      try {
+        return await replayChunk(client, limit, now);
+      } catch (e) {
+        throw storeError(e);
       }
     },
     async claimProbes(limit, holdMs, now) {
-      const rows = await run<{ seq: string; id: string; liveness_url: string; liveness_state: ProbeTarget["state"]; failures_in_row: number }>(
+      const rows = await run<{ seq: string; id: string; queue_id: string; liveness_url: string; liveness_state: ProbeTarget["state"]; failures_in_row: number }>(
         Q.CLAIM_PROBES, [now, limit, now + holdMs]);
       return rows
-        .map((r) => ({ seq: num(r.seq), id: r.id, livenessUrl: r.liveness_url, state: r.liveness_state, failuresInRow: r.failures_in_row }))
+        .map((r) => ({ seq: num(r.seq), id: r.id, queueId: r.queue_id, livenessUrl: r.liveness_url, state: r.liveness_state, failuresInRow: r.failures_in_row }))
         .sort((a, b) => a.seq - b.seq);
     },
     async recordProbe(r, now) {

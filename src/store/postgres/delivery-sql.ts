@@ -7,6 +7,9 @@
  * condition (`state = 'pending'`, `state = 'sending'`).
  */
 
+/** A listener whose deliveries are held, not sent: down, or paused (l is the listener). */
+const HOLDS = "(l.liveness_state = 'down' OR NOT l.enabled)";
+
 /** Newest 100 kept: `ids` (a jsonb array, oldest first) appended to `missed`, the oldest dropping out. */
 const MISSED_KEEP = 100;
 const appendMissed = (ids: string) => `(SELECT coalesce(jsonb_agg(e ORDER BY n), '[]'::jsonb) FROM (
@@ -14,8 +17,8 @@ const appendMissed = (ids: string) => `(SELECT coalesce(jsonb_agg(e ORDER BY n),
 
 /** The fields a claimed row is sent with, of the rows in `leased` (id, due, attempt, listener_seq, message_seq). */
 const DETAILS = `SELECT ld.id, ld.due, ld.attempt, ld.listener_seq, m.id AS message_id, m.name AS message_name, m.data,
-      m.created_at, l.id AS listener_id, l.notify_url, l.secret, l.previous_secret, l.previous_secret_until,
-      l.liveness_state, q.id AS queue_id, q.name AS queue_name
+      m.created_at, l.id AS listener_id, l.org_id, l.notify_url, l.secret, l.previous_secret, l.previous_secret_until,
+      ${HOLDS} AS held, q.id AS queue_id, q.name AS queue_name
     FROM leased ld JOIN messages m ON m.seq = ld.message_seq JOIN listeners l ON l.seq = ld.listener_seq
       JOIN queues q ON q.id = l.queue_id`;
 
@@ -51,7 +54,7 @@ cand AS (
   ORDER BY next_attempt_at, id LIMIT $window
 ),
 ranked AS (
-  SELECT c.id, c.next_attempt_at, l.liveness_state = 'down' AS down,
+  SELECT c.id, c.next_attempt_at, ${HOLDS} AS down,
     row_number() OVER (PARTITION BY c.listener_seq ORDER BY c.next_attempt_at, c.id) + coalesce(b.n, 0) AS nth
   FROM cand c JOIN listeners l ON l.seq = c.listener_seq LEFT JOIN busy b ON b.seq = c.listener_seq
 ),
@@ -75,7 +78,7 @@ export const FAIR_CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "room", "pe
 export const FAIR_CLAIM = positional(`
 WITH busy AS (SELECT * FROM unnest($busy_seqs::int8[], $busy_counts::int[]) AS b(seq, n)),
 room AS (
-  SELECT l.seq, CASE WHEN l.liveness_state = 'down' THEN $room ELSE least($room, $per_listener - coalesce(b.n, 0)) END AS n
+  SELECT l.seq, CASE WHEN ${HOLDS} THEN $room ELSE least($room, $per_listener - coalesce(b.n, 0)) END AS n
   FROM listeners l LEFT JOIN busy b ON b.seq = l.seq
   WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending' AND d.next_attempt_at <= $now)
 ),
@@ -94,9 +97,9 @@ export const SETTLE_PARAMS = ["input", "now"] as const;
 
 /**
  * Settles completions, records their attempts and counts them on their listeners, in one statement; the
- * completions come as one JSON text (publish.ts says why). A delivery named twice is settled by its first
- * completion only; a fenced-out one (lease lost, row deleted) changes nothing. Returns the input positions that
- * settled.
+ * completions come as one JSON text (publish.ts says why). A 410 Gone (`gone`) holds its delivery and pauses its
+ * listener. A delivery named twice is settled by its first completion only; a fenced-out one (lease lost, row
+ * deleted) changes nothing. Returns the input positions that settled.
  */
 export const SETTLE = positional(`
 WITH input AS (
@@ -106,33 +109,37 @@ WITH input AS (
 ),
 first AS (SELECT DISTINCT ON (id) * FROM input ORDER BY id, ord),
 settled AS (
-  UPDATE deliveries d SET state = i.state, attempt = i.attempt, next_attempt_at = i.next_at, lease_owner = NULL,
-    lease_expires_at = NULL, held_since = NULL, last_status = i.status, last_error = i.error, updated_at = $now
+  UPDATE deliveries d SET state = CASE WHEN i.state = 'gone' THEN 'pending' ELSE i.state END, attempt = i.attempt,
+    next_attempt_at = CASE WHEN i.state = 'gone' THEN NULL ELSE i.next_at END,
+    held_since = CASE WHEN i.state = 'gone' THEN coalesce(d.held_since, $now) END,
+    lease_owner = NULL, lease_expires_at = NULL, last_status = i.status, last_error = i.error, updated_at = $now
   FROM first i WHERE d.id = i.id AND d.state = 'sending' AND d.lease_owner = i.token
-  RETURNING i.ord
+  RETURNING i.ord, d.cycle
 ),
-done AS (SELECT i.* FROM input i JOIN settled s ON s.ord = i.ord),
+done AS (SELECT i.*, s.cycle FROM input i JOIN settled s ON s.ord = i.ord),
 recorded AS (
-  INSERT INTO attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response)
-  SELECT id, attempt, attempted_at, status, duration, error, response FROM done ORDER BY ord
+  INSERT INTO attempts (delivery_id, attempt, cycle, attempted_at, status_code, duration_ms, error, response)
+  SELECT id, attempt, cycle, attempted_at, status, duration, error, response FROM done ORDER BY ord
 ),
 counts AS (
   SELECT listener_seq, count(*) FILTER (WHERE state = 'acknowledged') AS acked, count(*) FILTER (WHERE state = 'missed') AS missed_n,
-    coalesce(jsonb_agg(to_jsonb(message_id) ORDER BY ord) FILTER (WHERE state = 'missed'), '[]'::jsonb) AS missed_ids
+    coalesce(jsonb_agg(to_jsonb(message_id) ORDER BY ord) FILTER (WHERE state = 'missed'), '[]'::jsonb) AS missed_ids,
+    bool_or(state = 'gone') AS gone
   FROM done GROUP BY listener_seq
 ),
 counted AS (
   UPDATE listeners SET acknowledged_count = acknowledged_count + c.acked, missed_count = missed_count + c.missed_n,
-    missed = CASE WHEN c.missed_n = 0 THEN missed ELSE ${appendMissed("c.missed_ids")} END
-  FROM counts c WHERE seq = c.listener_seq AND (c.acked > 0 OR c.missed_n > 0)
+    missed = CASE WHEN c.missed_n = 0 THEN missed ELSE ${appendMissed("c.missed_ids")} END,
+    enabled = enabled AND NOT c.gone
+  FROM counts c WHERE seq = c.listener_seq AND (c.acked > 0 OR c.missed_n > 0 OR c.gone)
 )
 SELECT ord FROM settled`, SETTLE_PARAMS);
 
 /** The listener may have come back between the claim and this statement; then the row is simply due now. */
 export const HOLD = `
 UPDATE deliveries d SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = $3,
-  next_attempt_at = CASE WHEN l.liveness_state = 'down' THEN NULL ELSE $3 END,
-  held_since = CASE WHEN l.liveness_state = 'down' THEN coalesce(d.held_since, $3) ELSE d.held_since END
+  next_attempt_at = CASE WHEN ${HOLDS} THEN NULL ELSE $3 END,
+  held_since = CASE WHEN ${HOLDS} THEN coalesce(d.held_since, $3) ELSE d.held_since END
 FROM unnest($1::int8[], $2::text[]) AS i(id, token), listeners l
 WHERE d.id = i.id AND d.state = 'sending' AND d.lease_owner = i.token AND l.seq = d.listener_seq
 RETURNING d.id`;
@@ -157,14 +164,15 @@ WHERE d.state = 'sending' AND d.lease_expires_at <= $now`, ["now"]);
 export const EXPIRE_HELD_BATCH = 1_000;
 export const EXPIRE_HELD = positional(`
 WITH held AS (
-  SELECT d.id, d.listener_seq, m.id AS message_id FROM deliveries d JOIN messages m ON m.seq = d.message_seq
+  SELECT d.id, d.listener_seq, d.org_id, m.id AS message_id, m.queue_id, l.id AS listener_id
+  FROM deliveries d JOIN messages m ON m.seq = d.message_seq JOIN listeners l ON l.seq = d.listener_seq
   WHERE d.held_since IS NOT NULL AND d.held_since <= $cutoff AND d.state = 'pending' AND d.next_attempt_at IS NULL
   ORDER BY d.held_since, d.id LIMIT ${EXPIRE_HELD_BATCH}
   FOR UPDATE OF d SKIP LOCKED
 ),
 missed_now AS (
   UPDATE deliveries d SET state = 'missed', held_since = NULL, last_error = $error, updated_at = $now
-  FROM held h WHERE d.id = h.id RETURNING d.id, h.listener_seq, h.message_id
+  FROM held h WHERE d.id = h.id RETURNING d.id, h.listener_seq, h.message_id, h.org_id, h.queue_id, h.listener_id
 ),
 counts AS (
   SELECT listener_seq, count(*) AS n, jsonb_agg(to_jsonb(message_id) ORDER BY id) AS ids FROM missed_now GROUP BY listener_seq
@@ -173,12 +181,12 @@ counted AS (
   UPDATE listeners SET missed_count = missed_count + c.n, missed = ${appendMissed("c.ids")}
   FROM counts c WHERE seq = c.listener_seq
 )
-SELECT count(*) AS n FROM missed_now`, ["cutoff", "error", "now"]);
+SELECT org_id, listener_id, queue_id, message_id FROM missed_now ORDER BY id`, ["cutoff", "error", "now"]);
 
 export const CLAIM_PROBES = positional(`
 UPDATE listeners SET next_probe_at = $hold
 WHERE seq IN (SELECT seq FROM listeners WHERE next_probe_at <= $now ORDER BY next_probe_at LIMIT $limit FOR UPDATE SKIP LOCKED)
-RETURNING seq, id, liveness_url, liveness_state, failures_in_row`, ["now", "limit", "hold"]);
+RETURNING seq, id, queue_id, liveness_url, liveness_state, failures_in_row`, ["now", "limit", "hold"]);
 
 export const RECORD_PROBE = positional(`
 UPDATE listeners SET liveness_state = $state, failures_in_row = $failures,
@@ -186,8 +194,20 @@ UPDATE listeners SET liveness_state = $state, failures_in_row = $failures,
   down_since = CASE WHEN $state = 'down' THEN coalesce(down_since, $now) ELSE NULL END
 WHERE seq = $seq`, ["seq", "state", "failures", "ok", "next", "now"]);
 
-/** In chunks: resuming a million held rows in one statement would hold their locks for seconds. */
+/**
+ * In chunks: resuming a million held rows in one statement would hold their locks for seconds. A paused
+ * listener's rows stay held, whatever its probes say.
+ */
 export const RESUME = positional(`
 UPDATE deliveries SET next_attempt_at = $now, updated_at = $now
 WHERE id IN (SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at IS NULL
-  LIMIT $limit FOR UPDATE SKIP LOCKED)`, ["seq", "limit", "now"]);
+  AND (SELECT enabled FROM listeners WHERE seq = $seq) LIMIT $limit FOR UPDATE SKIP LOCKED)`, ["seq", "limit", "now"]);
+
+/**
+ * Retention: the oldest messages made before $floor (ids start with their time, compared byte by byte) whose
+ * deliveries are all final; deleting one cascades to its deliveries and their attempts.
+ */
+export const DELETE_EXPIRED = positional(`
+DELETE FROM messages WHERE seq IN (SELECT m.seq FROM messages m
+  WHERE m.id < $floor AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_seq = m.seq AND d.state IN ('pending', 'sending'))
+  ORDER BY m.id LIMIT $limit)`, ["floor", "limit"]);

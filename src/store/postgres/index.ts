@@ -13,6 +13,9 @@ import { eventStore } from "./events.ts";
 import { deliveryStore } from "./deliveries.ts";
 import { CHANGES_CHANNEL, type Change } from "./notifications.ts";
 import { lockoutStore, type LockWatchers } from "./lockouts.ts";
+import { idempotencyStore } from "./idempotency.ts";
+import { storeGauges } from "./gauges.ts";
+import { guarded } from "./errors.ts";
 import type { Conn } from "./shared.ts";
 import { Leadership } from "./leader.ts";
 import { LOCKS } from "./locks.ts";
@@ -32,7 +35,14 @@ export type PostgresStore = Store & {
   client: SQL;
   /** This process's name on the wake channel (notifications.ts). */
   instance: string;
+  /** Sessions of other fanout processes connected to the database now (compact refuses while there are any). */
+  otherSessions(): Promise<number>;
+  databaseBytes(): Promise<number>;
 };
+
+/** fanout's tables, which compact rewrites (the database may hold others'). */
+const TABLES = ["orgs", "api_keys", "queues", "listeners", "messages", "deliveries", "attempts", "events", "event_keys",
+  "auth_failures", "replays", "idempotency_keys", "readiness"];
 
 /**
  * Connects (a wrong URL or a server that is down throws DatabaseUnreachable, client.ts), migrates under the
@@ -87,9 +97,24 @@ export async function openPostgresStore(location: string, options: PostgresOptio
     messages: messageStore(conn, (p) => writes.batched(p)),
     events: eventStore(db),
     deliveries: deliveryStore(client),
+    idempotency: idempotencyStore(conn),
+    checkWritable: (now) =>
+      guarded(async () => {
+        await client`INSERT INTO readiness (id, checked_at) VALUES (1, ${now}) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`;
+      }),
+    gauges: storeGauges(client),
     async backup() {
       throw new Error("a PostgreSQL database is backed up with pg_dump");
     },
+    // Rewrites each table without its dead rows, locking it meanwhile (commands.ts runs it with no instance connected).
+    compact: () => guarded(async () => void (await client.unsafe(`VACUUM (FULL, ANALYZE) ${TABLES.join(", ")}`))),
+    otherSessions: () =>
+      guarded(async () => {
+        const [row] = await client`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
+          AND application_name LIKE 'fanout %' AND application_name NOT LIKE 'fanout command%' AND pid <> pg_backend_pid()`;
+        return Number(row.n);
+      }),
+    databaseBytes: () => guarded(async () => Number((await client`SELECT pg_database_size(current_database()) AS n`)[0].n)),
     leads: () => leadership.lead(),
     async close() {
       await leadership.close();

@@ -1,5 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
-import { listeners } from "./schema.ts";
+import { listeners, replays } from "./schema.ts";
+import { countReplayable, windowSeqs } from "./replays.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
 import { guarded } from "./errors.ts";
 import { findQueue } from "./queues.ts";
@@ -18,6 +19,7 @@ const toListener = (r: Row): Listener => ({
   livenessUrl: r.livenessUrl,
   liveness: { state: r.livenessState, successCount: r.successCount, failureCount: r.failureCount },
   messages: { acknowledgedCount: r.acknowledgedCount, missed: r.missed, missedCount: r.missedCount },
+  enabled: r.enabled,
   createdAt: r.createdAt,
 });
 
@@ -47,7 +49,7 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const queue = await findQueue(tx, orgId, queueId);
         const row = {
           id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
-          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now,
+          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
         };
         await unique(taken(input.name), () => tx.insert(listeners).values(row));
         await recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });
@@ -68,11 +70,14 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
     update: (orgId, queueId, id, patch, now, actor) =>
       write(async (tx) => {
         const queue = await findQueue(tx, orgId, queueId);
-        await findRow(tx, orgId, queueId, id);
+        const before = await findRow(tx, orgId, queueId, id);
         const set: Partial<Row> = {};
         if (patch.name !== undefined) set.name = patch.name;
         if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
         if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
+        if (patch.enabled !== undefined) set.enabled = patch.enabled;
+        // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
+        if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
         if (Object.keys(set).length) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)));
         const listener = toListener(await findRow(tx, orgId, queueId, id));
         await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
@@ -84,6 +89,22 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const listener = await findRow(tx, orgId, queueId, id);
         await tx.delete(listeners).where(eq(listeners.id, id)); // its deliveries and their attempts go with it
         await recordEvent(tx, orgId, "listener_deleted", now, actor, { queue, listener });
+      }),
+    replay: (orgId, queueId, id, window, now, actor) =>
+      guarded(async () => {
+        const listener = await findRow(db, orgId, queueId, id);
+        const range = await windowSeqs(db.$client, window);
+        const count = range ? await countReplayable(db.$client, listener.seq, range, window) : 0;
+        await write(async (tx) => {
+          const queue = await findQueue(tx, orgId, queueId);
+          const row = await findRow(tx, orgId, queueId, id);
+          if (range && count > 0) {
+            await tx.insert(replays).values({ listenerSeq: row.seq, since: window.since, until: window.until, only: window.only,
+              toSeq: range.to, doneSeq: range.from - 1, createdAt: now });
+          }
+          await recordEvent(tx, orgId, "listener_replayed", now, actor, { queue, listener: row });
+        });
+        return count;
       }),
     secrets: (orgId, queueId, id, now) => guarded(async () => toSecrets(await findRow(db, orgId, queueId, id), now)),
     rotateSecret: (orgId, queueId, id, secret, previousUntil, now, actor) =>

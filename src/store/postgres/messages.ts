@@ -1,10 +1,10 @@
-import { and, asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, ne, sql } from "drizzle-orm";
 import { messages, deliveries, listeners, attempts } from "./schema.ts";
 import { recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
 import { guarded } from "./errors.ts";
 import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
-import { notFound } from "../../lib/errors.ts";
+import { notFound, unprocessable } from "../../lib/errors.ts";
 import type { Message, MessageStore, PublishedMessage } from "../index.ts";
 import type { Publish } from "./publish.ts";
 
@@ -26,6 +26,34 @@ async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: stri
     .where(and(eq(messages.orgId, orgId), eq(messages.queueId, queueId), eq(messages.id, id)));
   if (!row) throw notFound("The message");
   return row;
+}
+
+type Target = { id: number; listenerId: string };
+
+/** The targets named, or all of them; 422 for a name that is not one of them (before anything is written). */
+function choose(targets: Target[], listenerIds: string[] | null): Target[] {
+  if (listenerIds === null) return targets;
+  const known = new Set(targets.map((t) => t.listenerId));
+  const unknown = listenerIds.map((l, i) => ({ l, i })).filter(({ l }) => !known.has(l));
+  if (unknown.length) {
+    throw unprocessable("The message was not fanned out to these listeners.", unknown.map(({ i }) => ({ path: `/listeners/${i}`, message: "is not one of the message's listeners" })));
+  }
+  const wanted = new Set(listenerIds);
+  return targets.filter((t) => wanted.has(t.listenerId));
+}
+
+/**
+ * A new cycle for these deliveries, due now, with a fresh retry schedule (attempt 0). One in flight is left to
+ * finish: moving it would fence out the answer its receiver is giving.
+ */
+async function startAgain(tx: PgTx, ids: number[], now: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  const changed = await tx
+    .update(deliveries)
+    .set({ state: "pending", nextAttemptAt: now, attempt: 0, cycle: sql`${deliveries.cycle} + 1`, heldSince: null, lastStatus: null, lastError: null, updatedAt: now })
+    .where(and(inArray(deliveries.id, ids), ne(deliveries.state, "sending")))
+    .returning({ id: deliveries.id });
+  return changed.length;
 }
 
 /** `publish` joins the process's next publish batch (writer.ts, publish.ts). */
@@ -50,7 +78,8 @@ export function messageStore({ db, write }: Conn, publish: (p: Publish) => Promi
         return db
           .select({
             listenerId: listeners.id, listenerName: listeners.name, state: deliveries.state, attempts: deliveries.attempt,
-            nextAttemptAt: deliveries.nextAttemptAt, lastStatus: deliveries.lastStatus, lastError: deliveries.lastError, updatedAt: deliveries.updatedAt,
+            nextAttemptAt: deliveries.nextAttemptAt, lastStatus: deliveries.lastStatus, lastError: deliveries.lastError, cycle: deliveries.cycle,
+            updatedAt: deliveries.updatedAt,
           })
           .from(deliveries)
           .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
@@ -62,7 +91,7 @@ export function messageStore({ db, write }: Conn, publish: (p: Publish) => Promi
         const row = await findRow(db, orgId, queueId, id);
         return db
           .select({
-            listenerId: listeners.id, listenerName: listeners.name, attempt: attempts.attempt, attemptedAt: attempts.attemptedAt,
+            listenerId: listeners.id, listenerName: listeners.name, attempt: attempts.attempt, cycle: attempts.cycle, attemptedAt: attempts.attemptedAt,
             statusCode: attempts.statusCode, durationMs: attempts.durationMs, error: attempts.error, response: attempts.response,
           })
           .from(attempts)
@@ -79,6 +108,20 @@ export function messageStore({ db, write }: Conn, publish: (p: Publish) => Promi
         const message = toMessage(await findRow(tx, orgId, queueId, id));
         await recordEvent(tx, orgId, "message_updated", now, actor, { queue, message: { id, name } });
         return message;
+      }),
+    redeliver: (orgId, queueId, id, listenerIds, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        const row = await findRow(tx, orgId, queueId, id);
+        const targets = await tx
+          .select({ id: deliveries.id, listenerId: listeners.id })
+          .from(deliveries)
+          .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
+          .where(eq(deliveries.messageSeq, row.seq));
+        const chosen = choose(targets, listenerIds);
+        const n = await startAgain(tx, chosen.map((t) => t.id), now);
+        await recordEvent(tx, orgId, "message_redelivered", now, actor, { queue, message: { id, name: row.name } });
+        return n;
       }),
     delete: (orgId, queueId, id, now, actor) =>
       write(async (tx) => {

@@ -10,6 +10,7 @@
  *   d       one pending delivery, due now, per listener of the queue that the statement sees: the fan-out is part
  *           of the publish's commit, so a listener created after it never gets the message;
  *   k, e    each organization's event key moved once for its publishes (events.ts), and their events;
+ *   idem    the Idempotency-Keys of the requests that carry one, committed with their messages (idempotency.ts);
  *   then    per publish whether its queue was found and whether it was stored, and a NOTIFY that wakes the
  *           delivery workers of every instance at the commit (none when no delivery was written).
  *
@@ -30,7 +31,7 @@ export const PUBLISH_SQL = `
 WITH input AS (
   SELECT * FROM json_to_recordset($1::text::json)
     AS t(ord int, id text, org_id text, queue_id text, name text, data text, created_at int8, schema_id text,
-      check_schema bool, key_id text, key_name text, event_tail text)
+      check_schema bool, key_id text, key_name text, event_tail text, idem_key text, idem_fingerprint text)
 ),
 q AS (
   SELECT id, org_id, name, schema_id FROM queues WHERE id IN (SELECT queue_id FROM input) ORDER BY id FOR SHARE
@@ -60,6 +61,13 @@ k AS (
   ON CONFLICT (org_id) DO UPDATE SET stored_at = greatest(k.stored_at, excluded.stored_at), seq = k.seq + excluded.seq
   RETURNING org_id, stored_at, seq
 ),
+idem AS (
+  INSERT INTO idempotency_keys (key_hash, org_id, fingerprint, status, response, created_at)
+  SELECT DISTINCT ON (idem_key) idem_key, org_id, idem_fingerprint, NULL::int, NULL::bytea, created_at
+  FROM ok WHERE idem_key IS NOT NULL ORDER BY idem_key, ord
+  ON CONFLICT (key_hash) DO UPDATE SET org_id = excluded.org_id, fingerprint = excluded.fingerprint, status = NULL,
+    response = NULL, created_at = excluded.created_at
+),
 e AS (
   INSERT INTO events (id, org_id, type, stored_at, api_key_id, api_key_name, queue_id, queue_name, message_id, message_name)
   SELECT ${eventIdSql("k.seq - p.n + ok.n_in_org")} || ok.event_tail, ok.org_id, 'message_added', k.stored_at,
@@ -83,13 +91,14 @@ export async function publishBatch(client: SQL, batch: Publish[], instance: stri
   const input = batch.map((p, i) => ({
     ord: i, id: ids[i], org_id: p.orgId, queue_id: p.queueId, name: p.name, data: p.data, created_at: p.now,
     schema_id: p.schemaId ?? null, check_schema: p.schemaId !== undefined, key_id: p.actor.keyId, key_name: p.actor.keyName,
-    event_tail: randomEventTail(),
+    event_tail: randomEventTail(), idem_key: p.actor.idempotency?.keyHash ?? null, idem_fingerprint: p.actor.idempotency?.fingerprint ?? null,
   }));
   const rows: Outcome[] = await client.unsafe(PUBLISH_SQL, [JSON.stringify(input), instance]);
   return rows.map((r) => {
     const p = batch[r.ord]!;
     if (!r.found) return notFound("The queue");
     if (!r.stored) return new SchemaChanged();
+    if (p.actor.idempotency) p.actor.idempotency.claimed = true;
     return { id: ids[r.ord]!, orgId: p.orgId, queueId: p.queueId, name: p.name, createdAt: p.now };
   });
 }

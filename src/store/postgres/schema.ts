@@ -18,8 +18,12 @@ import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 const seq = (name: string) => bigint(name, { mode: "number" }).primaryKey().generatedByDefaultAsIdentity();
-/** Text that sorts byte by byte: event ids are a paging cursor and must order as the store made them. */
+/**
+ * Text that sorts byte by byte whatever the database's collation: event ids are a paging cursor, and message ids
+ * start with their creation time (lib/ids.ts), which retention and replays read as ranges of the id index.
+ */
 const bytewise = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' });
+const bytea = customType<{ data: Uint8Array }>({ dataType: () => "bytea" });
 
 export const orgs = pgTable("orgs", {
   id: text("id").primaryKey(),
@@ -82,6 +86,8 @@ export const listeners = pgTable(
     acknowledgedCount: ms("acknowledged_count").notNull().default(0),
     missedCount: ms("missed_count").notNull().default(0),
     missed: jsonb("missed").$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    // Paused (false): its deliveries are held as while it is down; a 410 Gone from its receiver pauses it.
+    enabled: boolean("enabled").notNull().default(true),
     createdAt: ms("created_at").notNull(),
   },
   (t) => [
@@ -95,7 +101,7 @@ export const messages = pgTable(
   "messages",
   {
     seq: seq("seq"),
-    id: text("id").notNull().unique(),
+    id: bytewise("id").notNull().unique(),
     orgId: text("org_id").notNull(),
     queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
     name: text("name"),
@@ -122,13 +128,16 @@ export const deliveries = pgTable(
     lastError: text("last_error"),
     // Set when the delivery first waited for its listener to come back up (next_attempt_at NULL meanwhile).
     heldSince: ms("held_since"),
+    // 1 for the delivery a publish made; a redelivery or replay starts the next cycle, with a fresh schedule.
+    cycle: integer("cycle").notNull().default(1),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),
   },
   (t) => [
     // One delivery per message and listener; also the index the cascade from a deleted message uses.
     uniqueIndex("deliveries_message_listener").on(t.messageSeq, t.listenerSeq),
-    index("deliveries_listener").on(t.listenerSeq),
+    // The cascade from a deleted listener; a replay's window of messages is one range of it.
+    index("deliveries_listener").on(t.listenerSeq, t.messageSeq),
     // Partial indexes, one per phase (as in SQLite): due rows in claim order, a listener's due rows, leases, holds.
     index("deliveries_due").on(t.nextAttemptAt, t.id).where(sql`state = 'pending'`),
     index("deliveries_listener_due").on(t.listenerSeq, t.nextAttemptAt, t.id).where(sql`state = 'pending'`),
@@ -143,6 +152,8 @@ export const attempts = pgTable(
     id: seq("id"),
     deliveryId: ms("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
     attempt: integer("attempt").notNull(),
+    // The delivery's cycle when this attempt was made (deliveries.cycle).
+    cycle: integer("cycle").notNull().default(1),
     attemptedAt: ms("attempted_at").notNull(),
     statusCode: integer("status_code"),
     durationMs: integer("duration_ms").notNull(),
@@ -193,3 +204,39 @@ export const authFailures = pgTable(
   },
   (t) => [index("auth_failures_locked").on(t.lockedUntil)],
 );
+
+/**
+ * Replays waiting for the delivery worker (POST …/listeners/{l}/replay), as on SQLite: the listener's final
+ * deliveries of the messages created in [since, until) start a new cycle, a chunk at a time; the messages lie
+ * between from_seq and to_seq, and `done_seq` is how far the worker got.
+ */
+export const replays = pgTable("replays", {
+  id: seq("id"),
+  listenerSeq: ms("listener_seq").notNull().references(() => listeners.seq, { onDelete: "cascade" }),
+  since: ms("since").notNull(),
+  until: ms("until").notNull(),
+  only: text("only", { enum: ["missed", "all"] }).notNull(),
+  toSeq: ms("to_seq").notNull(),
+  doneSeq: ms("done_seq").notNull(),
+  createdAt: ms("created_at").notNull(),
+});
+
+/** Idempotency-Key records (PRODUCT §10), as on SQLite: written in the transaction of the request's change. */
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    keyHash: text("key_hash").primaryKey(),
+    orgId: text("org_id").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    status: integer("status"),
+    response: bytea("response"),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("idempotency_keys_created").on(t.createdAt)],
+);
+
+/** One row a readiness check rewrites: the cheapest write that proves the database accepts writes. */
+export const readiness = pgTable("readiness", {
+  id: integer("id").primaryKey(),
+  checkedAt: ms("checked_at").notNull(),
+});

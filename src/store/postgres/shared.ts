@@ -4,6 +4,7 @@ import type { PgTable } from "drizzle-orm/pg-core";
 import type { PgDb, PgTx } from "./client.ts";
 import { sqlStateOf } from "./errors.ts";
 import { eventIdSql, randomEventTail } from "./events.ts";
+import { claimKey } from "./idempotency.ts";
 import { conflict } from "../../lib/errors.ts";
 import type { Actor, Visible } from "../index.ts";
 
@@ -53,6 +54,8 @@ type EventRefs = {
  * `apiKey` defaults to the calling key.
  */
 export async function recordEvent(tx: PgTx, orgId: string, type: string, now: number, actor: Actor | null, refs: EventRefs): Promise<void> {
+  // Every write records its event here, in its own transaction: so the request's Idempotency-Key commits with it.
+  await claimKey(tx, orgId, actor, now);
   const key = refs.apiKey !== undefined ? refs.apiKey : actor ? { id: actor.keyId, name: actor.keyName } : null;
   await tx.execute(sql`
     WITH k AS (
