@@ -87,7 +87,7 @@ async function compactPostgres(config: Config, io: Out): Promise<number> {
   try {
     const others = await store.otherSessions();
     if (others > 0) {
-      console.error(`fanout: compact rewrites every table; stop the instances connected to ${describeTarget(store.target)} first (${others} sessions of fanout)`);
+      console.error(`fanout: compact rewrites every table; stop the servers connected to ${describeTarget(store.target)} first (${others} sessions of fanout)`);
       return 1;
     }
     const before = await store.databaseBytes();

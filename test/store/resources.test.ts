@@ -47,6 +47,21 @@ for (const backend of storeBackends()) {
       expect(await Promise.all(outcomes)).toEqual([200, 200, 409, 200, 200, 404]);
     });
 
+    test("an id holding U+0000 names nothing: 404, an empty list, and publishes beside it are stored", async () => {
+      const q = await store.queues.create(a, { name: "q", schema: null, schemaId: null }, 2000, actor);
+      const odd = "q_\u0000";
+      expect(await status(store.queues.get(a, odd))).toBe(404);
+      expect(await status(store.listeners.get(a, q.id, odd))).toBe(404);
+      expect(await status(store.messages.get(a, q.id, odd))).toBe(404);
+      expect(await status(store.apiKeys.get(a, odd))).toBe(404);
+      expect(await status(store.orgs.get(odd))).toBe(404);
+      expect((await store.queues.list(a, [odd], { offset: 0, limit: 10 })).total).toBe(0);
+      expect(await store.events.list(a, { prefix: null, after: { storedAt: 0, id: odd }, limit: 10, since: 0 })).toHaveLength(1);
+      // Started in one turn, so one batch: the odd one is refused alone.
+      const outcomes = [store.messages.publish(a, odd, { name: null, data: "1" }, 2001, actor), store.messages.publish(a, q.id, { name: null, data: "2" }, 2001, actor)];
+      expect(await Promise.all(outcomes.map(status))).toEqual([404, 200]);
+    });
+
     test("rows of one organization are invisible to another", async () => {
       const q = await store.queues.create(a, { name: "q", schema: null, schemaId: null }, 2000, actor);
       expect(await status(store.queues.get(b, q.id))).toBe(404);

@@ -1,6 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { apiKeys } from "./schema.ts";
 import { recordEvent, countOf, type Conn } from "./shared.ts";
+import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import type { PgDb, PgTx } from "./client.ts";
 import { newId } from "../../lib/ids.ts";
@@ -27,7 +28,7 @@ export async function insertKey(tx: PgTx, orgId: string, key: NewApiKey, now: nu
 }
 
 async function find(db: PgDb | PgTx, orgId: string, id: string): Promise<ApiKey> {
-  const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, id)));
+  const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, lookupId(id))));
   if (!row) throw notFound("The API key");
   return toKey(row);
 }

@@ -12,7 +12,6 @@ import { SQL } from "bun";
 import { drizzle, type BunSQLDatabase } from "drizzle-orm/bun-sql";
 import * as schema from "./schema.ts";
 import { describeTarget, type PostgresTarget } from "./url.ts";
-import { isUnavailable, sqlStateOf } from "./errors.ts";
 
 export type PgDb = BunSQLDatabase<typeof schema> & { $client: SQL };
 /** Drizzle's transaction handle, or the database itself: what a read or a unit of work runs on. */
@@ -49,15 +48,16 @@ export class DatabaseUnreachable extends Error {
   override name = "DatabaseUnreachable";
 }
 
-/** Tries one query, so a wrong URL or a server that is down is reported at start in one line without the password. */
+/**
+ * Tries one query, so a wrong URL, a server that is down or a login it refuses is reported at start in one line
+ * without the password (the driver's messages carry none).
+ */
 export async function checkReachable(client: SQL, target: PostgresTarget): Promise<void> {
   try {
     await client`SELECT 1`;
   } catch (e) {
-    const state = sqlStateOf(e);
-    if (!isUnavailable(e) && !state?.startsWith("28") && state !== "3D000") throw e;
-    const reason = (e as Error).message || (e as { code?: string }).code || "connection failed";
-    throw new DatabaseUnreachable(`cannot use PostgreSQL at ${describeTarget(target)}: ${reason}`);
+    const { message, code } = e as Error & { code?: string };
+    throw new DatabaseUnreachable(`cannot use PostgreSQL at ${describeTarget(target)}: ${message || code || "connection failed"}`);
   }
 }
 

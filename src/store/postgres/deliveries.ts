@@ -8,6 +8,7 @@
 import type { SQL } from "bun";
 import { idFloor, randomBase62 } from "../../lib/ids.ts";
 import { replayChunk } from "./replays.ts";
+import { storable } from "./text.ts";
 import { num, numOrNull } from "./client.ts";
 import { isRetryable, storeError } from "./errors.ts";
 import * as Q from "./delivery-sql.ts";
@@ -15,8 +16,6 @@ import type { Claim, ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, L
 
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
 
-/** PostgreSQL text cannot hold U+0000, which a receiver's response may carry: it is kept as U+FFFD instead. */
-const text = (s: string | null) => (s === null ? null : s.replaceAll("\u0000", "\uFFFD"));
 const RETRIES = 3;
 
 type DetailRow = {
@@ -72,8 +71,8 @@ export function deliveryStore(client: SQL): DeliveryStore {
     if (items.length === 0) return [];
     const input = items.map((c, ord) => ({
       ord, id: c.id, token: c.token, state: c.next.state, attempt: c.attempt, next_at: c.next.state === "pending" ? c.next.at : null,
-      status: c.record.statusCode, error: text(c.record.error), attempted_at: c.record.attemptedAt, duration: Math.round(c.record.durationMs),
-      response: text(c.record.response), listener_seq: c.listenerSeq, message_id: c.messageId,
+      status: c.record.statusCode, error: storable(c.record.error), attempted_at: c.record.attemptedAt, duration: Math.round(c.record.durationMs),
+      response: storable(c.record.response), listener_seq: c.listenerSeq, message_id: c.messageId,
     }));
     const rows = await run<{ ord: number }>(Q.SETTLE, [JSON.stringify(input), now]);
     const settled = new Set(rows.map((r) => Number(r.ord)));

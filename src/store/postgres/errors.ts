@@ -29,22 +29,28 @@ function driverError(e: unknown): DriverError | undefined {
   return undefined;
 }
 
-/** The SQLSTATE of a server error, or undefined (a connection error, or not a driver error). */
+/**
+ * The SQLSTATE of a server error, or undefined (a connection error, or not a driver error). Bun names some server
+ * errors with codes of their own (ERR_POSTGRES_SYNTAX_ERROR) beside ERR_POSTGRES_SERVER_ERROR; all carry `errno`.
+ */
 export function sqlStateOf(e: unknown): string | undefined {
   if (e instanceof DatabaseError) return e.sqlState;
-  const d = driverError(e);
-  return d?.code === "ERR_POSTGRES_SERVER_ERROR" ? d.errno : undefined;
+  const errno = driverError(e)?.errno;
+  return typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno) ? errno : undefined;
 }
 
-// Class 08: connection exception; 57P01-57P03: the server shutting down or starting; 53300: too many connections.
-const UNAVAILABLE_STATES = /^(08|57P0[1-3]$|53300$|53100$|58)/;
+// Class 08: connection exception; 57P01-57P03: the server shutting down or starting; 53: out of resources
+// (too many connections, disk full); 58: system errors.
+const UNAVAILABLE_STATES = /^(08|57P0[1-3]$|53|58)/;
+/** Bun's own codes for a connection that could not be made or was lost. */
+const CONNECTION_CODES = /^ERR_POSTGRES_(CONNECTION_|IDLE_TIMEOUT|LIFETIME_TIMEOUT|TLS_)/;
 
 /** Whether `e` says the server cannot be reached or cannot take the work now (as opposed to a refused query). */
 export function isUnavailable(e: unknown): boolean {
   const d = driverError(e);
   if (!d) return false;
-  if (d.code !== "ERR_POSTGRES_SERVER_ERROR") return true; // Bun's own: refused, closed, timed out, TLS…
-  return UNAVAILABLE_STATES.test(d.errno ?? "");
+  const state = sqlStateOf(e);
+  return state ? UNAVAILABLE_STATES.test(state) : CONNECTION_CODES.test(d.code ?? "");
 }
 
 /** Deadlocks, serialization failures and a row that a concurrent statement removed under a foreign key. */

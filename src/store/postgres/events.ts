@@ -12,6 +12,7 @@
 import { and, asc, eq, gt, gte, or, sql } from "drizzle-orm";
 import { events, orgs } from "./schema.ts";
 import { guarded } from "./errors.ts";
+import { lookupId } from "./text.ts";
 import { randomBase62 } from "../../lib/ids.ts";
 import type { PgDb } from "./client.ts";
 import type { EventStore, UsageEvent } from "../index.ts";
@@ -50,7 +51,7 @@ export function eventStore(db: PgDb): EventStore {
         // The lower bound starts the (org_id, stored_at, id) index range at the cursor, as on SQLite.
         const from = q.after ? Math.max(q.since, q.after.storedAt) : q.since;
         const after = q.after
-          ? or(gt(events.storedAt, q.after.storedAt), and(eq(events.storedAt, q.after.storedAt), gt(events.id, q.after.id)))
+          ? or(gt(events.storedAt, q.after.storedAt), and(eq(events.storedAt, q.after.storedAt), gt(events.id, lookupId(q.after.id))))
           : undefined;
         // An exact prefix test: in LIKE, `_` would be a wildcard.
         const prefix = q.prefix ? sql`left(${events.type}, ${q.prefix.length}) = ${q.prefix}` : undefined;

@@ -2,6 +2,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { listeners, replays } from "./schema.ts";
 import { countReplayable, windowSeqs } from "./replays.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
+import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
@@ -28,7 +29,7 @@ async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: stri
   const [row] = await db
     .select()
     .from(listeners)
-    .where(and(eq(listeners.orgId, orgId), eq(listeners.queueId, queueId), eq(listeners.id, id)));
+    .where(and(eq(listeners.orgId, orgId), eq(listeners.queueId, queueId), eq(listeners.id, lookupId(id))));
   if (!row) throw notFound("The listener");
   return row;
 }

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, inArray, ne, sql } from "drizzle-orm";
 import { messages, deliveries, listeners, attempts } from "./schema.ts";
 import { recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
+import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
@@ -23,7 +24,7 @@ async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: stri
   const [row] = await db
     .select()
     .from(messages)
-    .where(and(eq(messages.orgId, orgId), eq(messages.queueId, queueId), eq(messages.id, id)));
+    .where(and(eq(messages.orgId, orgId), eq(messages.queueId, queueId), eq(messages.id, lookupId(id))));
   if (!row) throw notFound("The message");
   return row;
 }

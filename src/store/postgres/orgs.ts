@@ -1,6 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import { orgs } from "./schema.ts";
 import { unique, recordEvent, type Conn } from "./shared.ts";
+import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import { insertKey } from "./api-keys.ts";
 import type { PgDb, PgTx } from "./client.ts";
@@ -11,7 +12,7 @@ import type { OrgStore, Org } from "../index.ts";
 const toOrg = (r: typeof orgs.$inferSelect): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
 
 async function find(db: PgDb | PgTx, id: string): Promise<Org> {
-  const [row] = await db.select().from(orgs).where(eq(orgs.id, id));
+  const [row] = await db.select().from(orgs).where(eq(orgs.id, lookupId(id)));
   if (!row) throw notFound("The api client");
   return toOrg(row);
 }

@@ -20,6 +20,7 @@
  */
 import type { SQL } from "bun";
 import { eventIdSql, randomEventTail } from "./events.ts";
+import { lookupId } from "./text.ts";
 import { WAKE_CHANNEL } from "./notifications.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound, SchemaChanged } from "../../lib/errors.ts";
@@ -89,7 +90,7 @@ type Outcome = { ord: number; found: boolean; stored: boolean };
 export async function publishBatch(client: SQL, batch: Publish[], instance: string): Promise<(PublishedMessage | Error)[]> {
   const ids = batch.map((p) => newId("message", p.now));
   const input = batch.map((p, i) => ({
-    ord: i, id: ids[i], org_id: p.orgId, queue_id: p.queueId, name: p.name, data: p.data, created_at: p.now,
+    ord: i, id: ids[i], org_id: p.orgId, queue_id: lookupId(p.queueId), name: p.name, data: p.data, created_at: p.now,
     schema_id: p.schemaId ?? null, check_schema: p.schemaId !== undefined, key_id: p.actor.keyId, key_name: p.actor.keyName,
     event_tail: randomEventTail(), idem_key: p.actor.idempotency?.keyHash ?? null, idem_fingerprint: p.actor.idempotency?.fingerprint ?? null,
   }));

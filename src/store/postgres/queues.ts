@@ -1,6 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { queues, listeners } from "./schema.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
+import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import type { PgDb, PgTx } from "./client.ts";
 import { newId } from "../../lib/ids.ts";
@@ -18,7 +19,7 @@ const toQueue = (r: Row): Queue => ({
 });
 
 export async function findQueue(db: PgDb | PgTx, orgId: string, id: string): Promise<Queue> {
-  const [row] = await db.select().from(queues).where(and(eq(queues.orgId, orgId), eq(queues.id, id)));
+  const [row] = await db.select().from(queues).where(and(eq(queues.orgId, orgId), eq(queues.id, lookupId(id))));
   if (!row) throw notFound("The queue");
   return toQueue(row);
 }

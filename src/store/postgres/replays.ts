@@ -52,7 +52,7 @@ const START = `UPDATE deliveries d SET state = 'pending', next_attempt_at = $1, 
 /** One chunk of the oldest replay, in one transaction; `more` is false when no replay waits. */
 export async function replayChunk(client: SQL, limit: number, now: number): Promise<{ replayed: number; more: boolean }> {
   return client.begin(async (tx) => {
-    const [r] = await tx`SELECT id, listener_seq, since, until, only, to_seq, done_seq FROM replays ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`;
+    const [r] = await tx`SELECT id, listener_seq, since, until, "only", to_seq, done_seq FROM replays ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`;
     if (!r) return { replayed: 0, more: false };
     const [end] = await tx`SELECT message_seq FROM deliveries WHERE listener_seq = ${r.listener_seq} AND message_seq > ${r.done_seq}
       AND message_seq <= ${r.to_seq} ORDER BY message_seq LIMIT 1 OFFSET ${limit - 1}`;

@@ -5,6 +5,7 @@ import type { PgDb, PgTx } from "./client.ts";
 import { sqlStateOf } from "./errors.ts";
 import { eventIdSql, randomEventTail } from "./events.ts";
 import { claimKey } from "./idempotency.ts";
+import { lookupId } from "./text.ts";
 import { conflict } from "../../lib/errors.ts";
 import type { Actor, Visible } from "../index.ts";
 
@@ -32,7 +33,7 @@ export async function unique<T>(detail: string, fn: () => Promise<T>): Promise<T
 export function visibleWhere(visible: Visible, idCol: Column, queueCol?: Column): SQL | undefined {
   if (visible === "all") return undefined;
   if (visible.length === 0) return sql`false`;
-  const ids = [...visible];
+  const ids = visible.map(lookupId);
   return queueCol ? or(inArray(idCol, ids), inArray(queueCol, ids)) : inArray(idCol, ids);
 }
 
