@@ -17,6 +17,7 @@ import type { Claim, ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, L
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
 
 const RETRIES = 3;
+const FAIR_PAUSE_MS = 50;
 
 type DetailRow = {
   seen: string; next_due: string | null; id: string | null; due: string; attempt: number; listener_seq: string; message_id: string;
@@ -55,6 +56,7 @@ export function deliveryStore(client: SQL): DeliveryStore {
   // Tokens must never repeat, even across store instances that share an owner name (tests, restarts).
   const nonce = randomBase62(6);
   let claims = 0;
+  let fairAfter = 0;
   /** One statement, again after a deadlock with another instance (it changed nothing); errors mapped. */
   const run = async <T = any>(text: string, params: unknown[]): Promise<T[]> => {
     for (let attempt = 1; ; attempt++) {
@@ -67,19 +69,25 @@ export function deliveryStore(client: SQL): DeliveryStore {
   };
   const count = async (text: string, params: unknown[]) => ((await run(text, params)) as unknown as { count: number }).count;
 
+  /** The settlement statements' input: one JSON text (delivery-sql.ts). */
+  const settleInput = (items: Completion[]) => JSON.stringify(items.map((c, ord) => ({
+    ord, id: c.id, token: c.token, state: c.next.state, attempt: c.attempt, next_at: c.next.state === "pending" ? c.next.at : null,
+    status: c.record.statusCode, error: storable(c.record.error), attempted_at: c.record.attemptedAt, duration: Math.round(c.record.durationMs),
+    response: storable(c.record.response), listener_seq: c.listenerSeq, message_id: c.messageId,
+  })));
+  const settledOf = (items: Completion[], ords: number[]) => {
+    const settled = new Set(ords.map(Number));
+    return items.map((_, i) => settled.has(i));
+  };
+
   async function settle(items: Completion[], now: number): Promise<boolean[]> {
     if (items.length === 0) return [];
-    const input = items.map((c, ord) => ({
-      ord, id: c.id, token: c.token, state: c.next.state, attempt: c.attempt, next_at: c.next.state === "pending" ? c.next.at : null,
-      status: c.record.statusCode, error: storable(c.record.error), attempted_at: c.record.attemptedAt, duration: Math.round(c.record.durationMs),
-      response: storable(c.record.response), listener_seq: c.listenerSeq, message_id: c.messageId,
-    }));
-    const rows = await run<{ ord: number }>(Q.SETTLE, [JSON.stringify(input), now]);
-    const settled = new Set(rows.map((r) => Number(r.ord)));
-    return items.map((_, i) => settled.has(i));
+    const rows = await run<{ ord: number }>(Q.SETTLE, [settleInput(items), now]);
+    return settledOf(items, rows.map((r) => r.ord));
   }
 
-  async function claim(req: ClaimRequest, now: number): Promise<Claim> {
+  /** Claims, after settling `items` in the same statement when there are any. */
+  async function claim(req: ClaimRequest, now: number, items: Completion[] = []): Promise<Claim & { settled: boolean[] }> {
     const token = `${req.owner}:${nonce}.${++claims}`;
     const expires = now + req.leaseMs;
     const busy = (extra: ClaimedDelivery[]) => {
@@ -88,26 +96,32 @@ export function deliveryStore(client: SQL): DeliveryStore {
       return [[...counts.keys()], [...counts.values()]];
     };
     const [seqs, counts] = busy([]);
-    const rows = await run<DetailRow>(Q.CLAIM, [seqs, counts, now, req.limit, req.perListener, req.limit, token, expires, req.wantsNextDue !== false]);
+    const claiming = [seqs, counts, req.limit, req.perListener, req.limit, token, expires, req.wantsNextDue !== false];
+    const rows = items.length === 0
+      ? await run<DetailRow & { settled?: number[] }>(Q.CLAIM, [claiming[0], claiming[1], now, ...claiming.slice(2)])
+      : await run<DetailRow & { settled?: number[] }>(Q.COMPLETE_AND_CLAIM, [settleInput(items), now, ...claiming]);
+    const settled = settledOf(items, rows[0]?.settled ?? []);
     const claimed = leasedRows(rows, token, now);
     const nextDueAt = numOrNull(rows[0]?.next_due);
     // A full window that did not fill the claim held rows of capped listeners: ask each listener for its share.
-    if (claimed.length < req.limit && num(rows[0]?.seen) >= req.limit) {
+    // When that found nothing (one capped listener with a backlog, the common case), asking again at every step
+    // costs a statement each; the others wait at most FAIR_PAUSE_MS longer instead.
+    if (claimed.length < req.limit && num(rows[0]?.seen) >= req.limit && now >= fairAfter) {
       const [more, moreCounts] = busy(claimed);
       const fair = await run<DetailRow>(Q.FAIR_CLAIM, [more, moreCounts, now, req.limit - claimed.length, req.perListener, token, expires]);
       claimed.push(...leasedRows(fair, token, now));
+      fairAfter = fair.some((r) => r.id !== null) ? 0 : now + FAIR_PAUSE_MS;
     }
-    return { claimed, nextDueAt };
+    return { claimed, nextDueAt, settled };
   }
 
   return {
-    claimDue: (req, now) => claim(req, now),
-    complete: (items, now) => settle(items, now),
-    async completeAndClaim(items, req, now) {
-      // Two statements: a settled row was `sending`, so the claim could not have taken it anyway.
-      const settled = await settle(items, now);
-      return { settled, ...(await claim(req, now)) };
+    async claimDue(req, now) {
+      const { claimed, nextDueAt } = await claim(req, now);
+      return { claimed, nextDueAt };
     },
+    complete: (items, now) => settle(items, now),
+    completeAndClaim: (items, req, now) => claim(req, now, items),
     async hold(leases, now) {
       if (leases.length === 0) return [];
       const rows = await run<{ id: string }>(Q.HOLD, [leases.map((l) => l.id), leases.map((l) => l.token), now]);

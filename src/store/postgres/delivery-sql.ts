@@ -46,8 +46,7 @@ export const CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "window", "per_l
  * whole window to lease the few rows a capped listener can take cost more than the leases. `seen` tells the caller
  * whether the window was full, `next_due` the earliest future due time when asked.
  */
-export const CLAIM = positional(`
-WITH busy AS (SELECT * FROM unnest($busy_seqs::int8[], $busy_counts::int[]) AS b(seq, n)),
+const CLAIM_CTES = `busy AS (SELECT * FROM unnest($busy_seqs::int8[], $busy_counts::int[]) AS b(seq, n)),
 cand AS (
   SELECT id, listener_seq, next_attempt_at FROM deliveries
   WHERE state = 'pending' AND next_attempt_at <= $now
@@ -63,11 +62,14 @@ chosen AS (
   SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM picked)) AND state = 'pending' AND next_attempt_at <= $now
   FOR UPDATE SKIP LOCKED
 ),
-${LEASE}
-SELECT (SELECT count(*) FROM cand) AS seen,
+${LEASE}`;
+/** The claim's answer: `seen`, `next_due`, then one row per leased delivery (or one row of nulls). */
+const CLAIMED = `(SELECT count(*) FROM cand) AS seen,
   CASE WHEN $want_next::bool THEN (SELECT min(next_attempt_at) FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now) END AS next_due,
   x.*
-FROM (SELECT 1) one LEFT JOIN (${DETAILS}) x ON true`, CLAIM_PARAMS);
+FROM (SELECT 1) one LEFT JOIN (${DETAILS}) x ON true`;
+
+export const CLAIM = positional(`WITH ${CLAIM_CTES} SELECT ${CLAIMED}`, CLAIM_PARAMS);
 
 export const FAIR_CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "room", "per_listener", "token", "expires"] as const;
 
@@ -101,8 +103,7 @@ export const SETTLE_PARAMS = ["input", "now"] as const;
  * listener. A delivery named twice is settled by its first completion only; a fenced-out one (lease lost, row
  * deleted) changes nothing. Returns the input positions that settled.
  */
-export const SETTLE = positional(`
-WITH input AS (
+const SETTLE_CTES = `input AS (
   SELECT * FROM json_to_recordset($input::text::json)
     AS t(ord int, id int8, token text, state text, attempt int, next_at int8, status int, error text, attempted_at int8,
       duration int, response text, listener_seq int8, message_id text)
@@ -132,8 +133,20 @@ counted AS (
     missed = CASE WHEN c.missed_n = 0 THEN missed ELSE ${appendMissed("c.missed_ids")} END,
     enabled = enabled AND NOT c.gone
   FROM counts c WHERE seq = c.listener_seq AND (c.acked > 0 OR c.missed_n > 0 OR c.gone)
-)
-SELECT ord FROM settled`, SETTLE_PARAMS);
+)`;
+
+export const SETTLE = positional(`WITH ${SETTLE_CTES} SELECT ord FROM settled`, SETTLE_PARAMS);
+
+export const COMPLETE_AND_CLAIM_PARAMS = ["input", "now", "busy_seqs", "busy_counts", "window", "per_listener", "limit", "token", "expires", "want_next"] as const;
+
+/**
+ * A worker's step in one statement and one round trip: the completions settled (SETTLE), then the claim (CLAIM),
+ * its rows carrying the positions that settled. They cannot meet: a row being settled is `sending`, and the claim
+ * takes `pending` ones; the claim reads the snapshot from before the settlements, so a retry they schedule is a
+ * later step's.
+ */
+export const COMPLETE_AND_CLAIM = positional(`WITH ${SETTLE_CTES}, ${CLAIM_CTES}
+SELECT (SELECT coalesce(array_agg(ord), '{}') FROM settled) AS settled, ${CLAIMED}`, COMPLETE_AND_CLAIM_PARAMS);
 
 /** The listener may have come back between the claim and this statement; then the row is simply due now. */
 export const HOLD = `
