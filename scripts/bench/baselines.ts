@@ -5,10 +5,10 @@ import { MemorySampler } from "./proc-stats.ts";
 
 export type BaselineIngest = { url: string; pid: number; child: Child; memory: MemorySampler; readyMs: number; stop(): Promise<number> };
 
-/** `sync` "postgres": the PostgreSQL baseline (baseline-ingest-postgres.ts), `db` a URL. */
-export async function startBaselineIngest(db: string, sync: "normal" | "full" | "postgres", ttlMs: number): Promise<BaselineIngest> {
+/** A PostgreSQL URL as `db` starts the PostgreSQL baseline (baseline-ingest-postgres.ts), which has no `sync`. */
+export async function startBaselineIngest(db: string, sync: "normal" | "full", ttlMs: number): Promise<BaselineIngest> {
   const t0 = performance.now();
-  const command = sync === "postgres"
+  const command = db.startsWith("postgres")
     ? [BUN, join(import.meta.dir, "baseline-ingest-postgres.ts"), "--db", db, "--ttl", String(ttlMs)]
     : [BUN, join(import.meta.dir, "baseline-ingest.ts"), "--db", db, "--sync", sync, "--ttl", String(ttlMs)];
   const child = spawnChild(command, { ttlMs });

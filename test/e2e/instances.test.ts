@@ -42,7 +42,7 @@ describe.if(await postgresAvailable())("three instances on one PostgreSQL databa
   });
 
   const ids = () => receiver.deliveries().map((d) => d.headers["webhook-id"]!);
-  /** The pids of the instances whose leader session holds `lock` (leader.ts names the session after its pid). */
+  /** The pids of the instances whose leader session holds `lock` (leader.ts puts its pid in the session's name). */
   const holders = (lock: number) =>
     withTestDatabase(database.url, async (sql) => {
       const rows = await sql`SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid

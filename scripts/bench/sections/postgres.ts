@@ -40,7 +40,7 @@ async function withListener<T>(server: FanoutServer, queueId: string, name: stri
 
 async function ingest(ctx: Ctx): Promise<void> {
   const [baseDb, fanoutDb] = [await benchDatabase(), await benchDatabase()];
-  const base = await startBaselineIngest(baseDb, "postgres", ctx.plan.deadlineMs);
+  const base = await startBaselineIngest(baseDb, "normal", ctx.plan.deadlineMs);
   const server = await start(ctx, fanoutDb);
   try {
     const { queueId } = await makeQueue(server, "ingest", []);

@@ -10,7 +10,7 @@ import { LOCKS } from "./locks.ts";
 import { WAKE_CHANNEL } from "./notifications.ts";
 import { WORKER_POOL } from "./pool.ts";
 import { parsePostgresUrl } from "./url.ts";
-import { refreshStatistics } from "./statistics.ts";
+import { refreshStatistics, removeDeadRows } from "./maintenance.ts";
 import type { DeliveryStore } from "../deliveries.ts";
 
 export type WorkerStore = {
@@ -31,17 +31,21 @@ export type WorkerStore = {
  * promise, keep the server's setting.
  */
 const WORKER_SETTINGS = { synchronous_commit: "off", plan_cache_mode: "force_generic_plan" };
-/** How often the housekeeping leader looks for stale planner statistics (statistics.ts). */
-const STATISTICS_EVERY_MS = 5_000;
+/** How often the housekeeping leader looks for stale statistics and dead rows (maintenance.ts). */
+const MAINTENANCE_EVERY_MS = 2_000;
 
 export function openWorkerStore(url: string, instance: string): WorkerStore {
   const target = parsePostgresUrl(url);
   const client = openClient(target, WORKER_POOL, "delivery", WORKER_SETTINGS);
   const leadership = new Leadership(target, LOCKS.deliveryHousekeeping, "delivery");
-  const statistics = setInterval(async () => {
+  let maintaining = false;
+  const maintenance = setInterval(async () => {
+    if (maintaining || !(await leadership.lead())) return;
+    maintaining = true;
     // A failure (the database unreachable) waits for the next round; nothing depends on this one.
-    if (await leadership.lead()) await refreshStatistics(client).catch(() => []);
-  }, STATISTICS_EVERY_MS);
+    await refreshStatistics(client).then(() => removeDeadRows(client, Date.now())).catch(() => []);
+    maintaining = false;
+  }, MAINTENANCE_EVERY_MS);
   return {
     store: deliveryStore(client),
     lead: () => leadership.lead(),
@@ -49,7 +53,7 @@ export function openWorkerStore(url: string, instance: string): WorkerStore {
       await client.listen(WAKE_CHANNEL, (from) => from !== instance && wake(), resubscribed);
     },
     async close() {
-      clearInterval(statistics);
+      clearInterval(maintenance);
       await leadership.close();
       await client.close({ timeout: 1 });
     },

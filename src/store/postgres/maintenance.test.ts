@@ -1,10 +1,10 @@
 /** The housekeeping leader keeps the planner's statistics of the hot tables fresh where autovacuum does not. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { openPostgresStore, type PostgresStore } from "./index.ts";
-import { refreshStatistics } from "./statistics.ts";
+import { refreshStatistics, removeDeadRows } from "./maintenance.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "../../../test/support/postgres.ts";
 
-describe.if(await postgresAvailable())("planner statistics", () => {
+describe.if(await postgresAvailable())("maintenance", () => {
   let database: TestDatabase | undefined;
   let store: PostgresStore | undefined;
   afterAll(async () => {
@@ -26,5 +26,25 @@ describe.if(await postgresAvailable())("planner statistics", () => {
     while (Number(await changed()) < 300 && Date.now() < deadline) await Bun.sleep(50);
     expect((await refreshStatistics(store.client)).sort()).toEqual(["deliveries", "events", "messages"]);
     expect(await refreshStatistics(store.client)).toEqual([]);
+  });
+
+  test("a table with many dead rows is vacuumed, and not again at once", async () => {
+    // Claiming and settling 1,500 deliveries leaves two dead versions of each behind.
+    const actor = { keyId: "k", keyName: "k" };
+    const [org] = await store!.orgs.list();
+    const [queue] = (await store!.queues.list(org!.id, "all", { offset: 0, limit: 1 })).items;
+    await Promise.all(Array.from({ length: 1_500 }, (_, i) => store!.messages.publish(org!.id, queue!.id, { name: null, data: "1" }, 10_000 + i, actor)));
+    const request = { owner: "w", leaseMs: 10_000, limit: 256, perListener: 10_000, busy: new Map<number, number>() };
+    for (;;) {
+      const { claimed } = await store!.deliveries.claimDue(request, 20_000);
+      if (claimed.length === 0) break;
+      await store!.deliveries.complete(claimed.map((c) => ({ id: c.id, token: c.token, listenerSeq: c.listener.seq, listenerId: c.listener.id,
+        messageId: c.message.id, attempt: 1, next: { state: "acknowledged" as const }, record: { attemptedAt: 20_000, statusCode: 200, durationMs: 1, error: null, response: null } })), 20_000);
+    }
+    const dead = async () => Number((await store!.client`SELECT n_dead_tup AS n FROM pg_stat_user_tables WHERE relname = 'deliveries'`)[0]?.n);
+    const deadline = Date.now() + 5_000;
+    while ((await dead()) < 2_000 && Date.now() < deadline) await Bun.sleep(50);
+    expect(await removeDeadRows(store!.client, Date.now())).toContain("deliveries");
+    expect(await removeDeadRows(store!.client, Date.now())).not.toContain("deliveries");
   });
 });

@@ -1,0 +1,41 @@
+/**
+ * The delivery claim (delivery-sql.ts) reads the oldest due rows through an index and stops after a window, and
+ * that stays fast only while PostgreSQL's housekeeping keeps up. Autovacuum does that work on a server configured
+ * as usual; where it is off, or behind a table that changes thousands of times a second, the instance that leads
+ * the delivery housekeeping does it itself, only for fanout's tables, and only what autovacuum's own thresholds
+ * would have done by then:
+ * - statistics: without them the planner sorted every due row on every claim instead (27 ms a claim with 4,000 due
+ *   rows here, and more with every row); tables changed by more than 50 rows and 10 % since their last analysis
+ *   are analyzed;
+ * - dead rows: every claim and settlement leaves the row's old version behind, and the index the claim reads
+ *   starts with the versions of the rows claimed last, which every claim steps over until a vacuum removes them
+ *   (publish-to-received took seconds after 100,000 deliveries without one); tables with more than 1,000 dead rows
+ *   and 5 % are vacuumed, at most every few seconds each.
+ */
+import type { SQL } from "bun";
+
+const TABLES = ["deliveries", "messages", "listeners", "attempts", "events", "event_keys"];
+const VACUUM_EVERY_S = 5;
+
+const STALE = `SELECT relname FROM pg_stat_user_tables
+  WHERE schemaname = current_schema() AND relname = ANY($1::text[])
+    AND n_mod_since_analyze > 50 + 0.1 * greatest(n_live_tup, 0)`;
+
+const DEAD = `SELECT relname FROM pg_stat_user_tables
+  WHERE schemaname = current_schema() AND relname = ANY($1::text[])
+    AND n_dead_tup > 1000 + 0.05 * greatest(n_live_tup, 0)
+    AND greatest(coalesce(last_vacuum, 'epoch'), coalesce(last_autovacuum, 'epoch')) < to_timestamp($2 / 1000.0) - interval '${VACUUM_EVERY_S} seconds'`;
+
+/** Analyzes the tables whose statistics are stale; returns their names. */
+export async function refreshStatistics(client: SQL): Promise<string[]> {
+  const stale: { relname: string }[] = await client.unsafe(STALE, [TABLES]);
+  for (const { relname } of stale) await client.unsafe(`ANALYZE ${relname}`);
+  return stale.map((t) => t.relname);
+}
+
+/** Vacuums the tables full of dead rows; returns their names. */
+export async function removeDeadRows(client: SQL, now: number): Promise<string[]> {
+  const dead: { relname: string }[] = await client.unsafe(DEAD, [TABLES, now]);
+  for (const { relname } of dead) await client.unsafe(`VACUUM ${relname}`);
+  return dead.map((t) => t.relname);
+}
