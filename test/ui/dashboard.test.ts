@@ -1,0 +1,223 @@
+/**
+ * The dashboard in a real browser, against the real server (HTTPS, self-signed) and a real receiver on
+ * 127.0.0.1: a wrong key, sign-in, a queue and a listener made through the UI, a test message published and seen
+ * acknowledged, pause and resume, redeliver, replay, usage events and API keys; then every view at phone and
+ * desktop size, saved as screenshots in a folder the test prints. The steps build on each other, in order.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { startFanout, waitFor, type Fanout } from "../e2e/harness.ts";
+import { Receiver, deliveryApi, ok, status } from "../e2e/receiver.ts";
+import { browserSuite, openBrowser, screenshotDir, DESKTOP, PHONE, type Browser } from "./browser.ts";
+
+const ENV = { FANOUT_RETRY_SCHEDULE: "200ms,200ms", FANOUT_LIVENESS_INTERVAL: "300ms", FANOUT_DELIVERY_TIMEOUT: "1s" };
+const UI_WAIT = 20_000;
+
+browserSuite()("dashboard in a browser", () => {
+  let fanout: Fanout;
+  let receiver: Receiver;
+  let browser: Browser;
+  let shots: string;
+  const others: Receiver[] = [];
+  const ids = { queue: "", listener: "", message: "" };
+
+  beforeAll(async () => {
+    [fanout, receiver] = await Promise.all([startFanout({ env: ENV }), Receiver.start()]);
+    browser = await openBrowser();
+    shots = screenshotDir();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    receiver?.close();
+    for (const r of others) r.close();
+    await fanout?.stop();
+  });
+
+  const page = () => browser.page;
+  const url = (path: string) => `${fanout.url}/ui${path}`;
+  const api = () => deliveryApi(fanout);
+  const see = (selector: string, hasText?: string | RegExp) =>
+    page().locator(selector, hasText === undefined ? {} : { hasText }).first().waitFor({ timeout: UI_WAIT });
+  const card = (listener: string) => page().locator(`[data-listener="${listener}"]`).first();
+  const deliveriesOf = (message: string) => receiver.deliveries().filter((d) => JSON.parse(d.body).id === message);
+  /** A recovery endpoint exists when its path answers a GET with 405 (the route is known, for POST) rather than 404. */
+  const hasRoute = async (path: string) => (await fanout.call("h1", "GET", path)).status === 405;
+
+  async function shoot(name: string): Promise<void> {
+    for (const [size, viewport] of [["phone", PHONE], ["desktop", DESKTOP]] as const) {
+      await page().setViewportSize(viewport);
+      await page().screenshot({ path: join(shots, `${name}-${size}.png`), fullPage: true });
+    }
+    await page().setViewportSize(DESKTOP);
+  }
+
+  async function signIn(key: string) {
+    await page().fill("input[name=api-key]", key);
+    await page().getByRole("button", { name: "Sign in" }).click();
+  }
+
+  test("a wrong key is refused and the API's error is shown", async () => {
+    await page().goto(url("/"));
+    await signIn("not-a-key-of-this-server");
+    await see("[role=alert]", "Unauthorized");
+    const alert = await page().locator("[role=alert]").textContent();
+    expect(alert).toContain("Sign-in failed: Unauthorized (401)");
+    expect(alert).toContain("The API key is unknown or disabled.");
+    expect(await page().evaluate("sessionStorage.length")).toBe(0);
+    await shoot("sign-in-wrong-key");
+  });
+
+  test("signs in with the owner key, which is kept in sessionStorage only", async () => {
+    await signIn(fanout.key);
+    await see("h1", "Queues");
+    await see(".empty", "No queues yet");
+    // Evaluated in the page (a string, as this project's types know no DOM).
+    const stored = await page().evaluate(`({ session: sessionStorage.getItem("fanout.apiKey"), local: localStorage.length, cookie: document.cookie })`);
+    expect(stored).toEqual({ session: fanout.key, local: 0, cookie: "" });
+  });
+
+  test("creates a queue", async () => {
+    await page().fill("input[name=queue-name]", "orders");
+    await page().getByRole("button", { name: "Create queue" }).click();
+    await see("h1", "orders");
+    ids.queue = page().url().split("/ui/queues/")[1]!;
+    expect((await api().call("GET", `/v1/queues/${ids.queue}`)).queue.name).toBe("orders");
+    await see(".empty", "No listeners on this queue yet");
+  });
+
+  test("adds a listener and shows it stable", async () => {
+    await page().fill("input[name=listener-name]", "billing");
+    await page().fill("input[name=notify-url]", receiver.notifyUrl);
+    await page().fill("input[name=liveness-url]", receiver.livenessUrl);
+    await page().getByRole("button", { name: "Add listener" }).click();
+    await see(".notice-ok", "Listener billing added");
+    await see('[data-listener="billing"] .badge', "Stable");
+    const [listener] = (await api().call("GET", `/v1/queues/${ids.queue}/listeners`)).listeners;
+    expect(listener).toMatchObject({ name: "billing", notify_url: receiver.notifyUrl, liveness_url: receiver.livenessUrl });
+    ids.listener = listener.id;
+  });
+
+  test("publishes a test message and watches it become acknowledged", async () => {
+    await page().getByRole("link", { name: "Publish" }).click();
+    await page().fill("input[name=message-name]", "first test");
+    await page().fill("textarea[name=message-data]", '{"order": 42, "items": ["tea"]}');
+    await page().getByRole("button", { name: "Publish", exact: true }).click();
+    await see(".notice-ok", "Published");
+    await page().getByRole("link", { name: "Follow its deliveries →" }).click();
+    await see('tr[data-listener="billing"] .badge', "Acknowledged");
+    const [delivered] = await receiver.waitForDeliveries(1);
+    const body = JSON.parse(delivered!.body);
+    expect(body).toMatchObject({ name: "first test", data: { order: 42, items: ["tea"] } });
+    ids.message = body.id;
+    expect(page().url()).toEndWith(`/ui/queues/${ids.queue}/messages/${ids.message}`);
+  });
+
+  test("pauses and resumes the listener", async () => {
+    if (!("enabled" in (await api().listenerView(ids.queue, ids.listener)))) {
+      return console.log("pause/resume not checked: this server's listeners have no `enabled` field yet");
+    }
+    await page().goto(url(`/queues/${ids.queue}`));
+    await card("billing").getByRole("button", { name: "Pause" }).click();
+    await see('[data-listener="billing"] .badge', "Paused");
+    expect((await api().listenerView(ids.queue, ids.listener)).enabled).toBe(false);
+    const held = await api().publish(ids.queue, { while: "paused" });
+    await shoot("listeners-paused");
+    await card("billing").getByRole("button", { name: "Resume" }).click();
+    await card("billing").locator(".badge", { hasText: "Paused" }).waitFor({ state: "detached", timeout: UI_WAIT });
+    expect((await api().listenerView(ids.queue, ids.listener)).enabled).toBe(true);
+    await waitFor(() => deliveriesOf(held).length > 0, UI_WAIT, () => "the message held while paused was not sent after resuming");
+  });
+
+  test("redelivers a message to its listener", async () => {
+    if (!(await hasRoute(`/v1/queues/${ids.queue}/messages/${ids.message}/redeliver`))) {
+      return console.log("redeliver not checked: this server has no POST …/messages/{m}/redeliver yet");
+    }
+    await page().goto(url(`/queues/${ids.queue}/messages/${ids.message}`));
+    await see('tr[data-listener="billing"] .badge', "Acknowledged");
+    const before = deliveriesOf(ids.message).length;
+    await page().locator('tr[data-listener="billing"]').getByRole("button", { name: "Redeliver" }).click();
+    await see(".notice-ok", "Redelivery started to 1 listener.");
+    await waitFor(() => deliveriesOf(ids.message).length > before, UI_WAIT, () => "the redelivery never reached the receiver");
+    await see(".attempts tbody tr:nth-child(2)");
+  });
+
+  test("replays a missed message to the listener", async () => {
+    if (!(await hasRoute(`/v1/queues/${ids.queue}/listeners/${ids.listener}/replay`))) {
+      return console.log("replay not checked: this server has no POST …/listeners/{l}/replay yet");
+    }
+    receiver.answer("/notify", status(500));
+    const missed = await api().publish(ids.queue, { will: "be missed" }, "missed one");
+    await api().settled(ids.queue, missed, ids.listener, "missed", UI_WAIT);
+    receiver.answer("/notify", ok);
+    await page().goto(url(`/queues/${ids.queue}`));
+    await see('[data-listener="billing"] .stat-bad', "1");
+    await card("billing").getByRole("button", { name: "Replay…" }).click();
+    await card("billing").getByRole("button", { name: "Replay", exact: true }).click();
+    await see(".notice-ok", "Replay started: 1 message will be delivered again.");
+    await api().settled(ids.queue, missed, ids.listener, "acknowledged", UI_WAIT);
+  });
+
+  test("shows the usage events of what was done", async () => {
+    await page().getByRole("link", { name: "Events" }).click();
+    await see("h1", "Usage events");
+    for (const type of ["queue added", "listener added", "message added"]) await see(".events .badge", type);
+  });
+
+  test("the owner key manages API keys; another key is told it cannot", async () => {
+    await page().getByRole("link", { name: "API keys" }).click();
+    await see("td .badge", "Owner");
+    await page().fill("input[name=key-name]", "ci-publisher");
+    await page().getByRole("button", { name: "Create key" }).click();
+    await see(".notice-ok", "Key created");
+    const secret = (await page().locator(".notice-ok .secret").textContent())!.trim();
+    expect(secret).toStartWith("fo_");
+    await see('tr[data-key="ci-publisher"] .badge', "Enabled");
+
+    await page().getByRole("button", { name: "Sign out" }).click();
+    await signIn(secret);
+    await page().getByRole("link", { name: "API keys" }).click();
+    await see(".empty", "This key cannot manage API keys.");
+    await shoot("keys-not-allowed");
+    await page().getByRole("button", { name: "Sign out" }).click();
+    await signIn(fanout.key);
+    await see("td .badge", "Owner");
+  });
+
+  test("every view fits a phone and a desktop; screenshots of each", async () => {
+    const views = await richerData();
+    for (const [size, viewport] of [["phone", PHONE], ["desktop", DESKTOP]] as const) {
+      await page().setViewportSize(viewport);
+      for (const [name, path, ready] of views) {
+        await page().goto(url(path));
+        await see(ready);
+        const overflow = await page().evaluate("document.documentElement.scrollWidth - window.innerWidth");
+        expect({ view: name, size, overflow }).toEqual({ view: name, size, overflow: 0 });
+        await page().screenshot({ path: join(shots, `${name}-${size}.png`), fullPage: true });
+      }
+    }
+    expect(browser.problems).toEqual([]);
+  }, 120_000);
+
+  /** More to look at: a listener that is down, one with held deliveries, a queue with a schema. */
+  async function richerData(): Promise<[name: string, path: string, ready: string][]> {
+    const failing = (await Receiver.start()).answer("/live", status(503)).answer("/notify", status(503));
+    others.push(failing);
+    const down = await api().listener(ids.queue, "audit-log", { notifyUrl: failing.notifyUrl, livenessUrl: failing.livenessUrl });
+    await waitFor(async () => (await api().listenerView(ids.queue, down.id)).liveness.state === "down", UI_WAIT, () => "the failing listener never went down");
+    for (let i = 1; i <= 3; i++) await api().publish(ids.queue, { order: 100 + i, total: 9.5 * i }, `order ${100 + i}`);
+    const schema = { order: { type: "number", min: 1 }, customer: { type: "object", props: { email: { type: "string", pattern: "^[^@]+@[^@]+$" } } }, tags: { type: "array", items: { type: "string" }, required: false } };
+    const typed = (await api().call("POST", "/v1/queues", { name: "invoices", schema })).queue.id;
+    return [
+      ["queues", "/queues", "table"],
+      ["listeners", `/queues/${ids.queue}`, '[data-listener="audit-log"] .badge-bad'],
+      ["messages", `/queues/${ids.queue}/messages`, ".table-stack"],
+      ["message", `/queues/${ids.queue}/messages/${ids.message}`, ".attempts"],
+      ["publish", `/queues/${typed}/publish`, "textarea[name=message-data]"],
+      ["schema", `/queues/${typed}/schema`, ".json"],
+      ["empty-queue", `/queues/${typed}`, ".empty"],
+      ["events", "/events", ".events"],
+      ["keys", "/keys", 'tr[data-key="ci-publisher"]'],
+      ["not-found", "/no/such/view", ".empty"],
+    ];
+  }
+});
