@@ -163,7 +163,7 @@ browserSuite()("dashboard in a browser", () => {
     for (const type of ["queue added", "listener added", "message added"]) await see(".events .badge", type);
   });
 
-  test("the owner key manages API keys; another key is told it cannot", async () => {
+  test("the owner key manages API keys; another key is told it cannot, and is signed out once disabled", async () => {
     await page().getByRole("link", { name: "API keys" }).click();
     await see("td .badge", "Owner");
     await page().fill("input[name=key-name]", "ci-publisher");
@@ -178,7 +178,12 @@ browserSuite()("dashboard in a browser", () => {
     await page().getByRole("link", { name: "API keys" }).click();
     await see(".empty", "This key cannot manage API keys.");
     await shoot("keys-not-allowed");
-    await page().getByRole("button", { name: "Sign out" }).click();
+
+    // A key disabled while in use ends the session, and the sign-in page says why.
+    const created = (await api().call("GET", "/v1/api_keys")).api_keys.find((k: { name: string }) => k.name === "ci-publisher");
+    await api().call("PUT", `/v1/api_keys/${created.id}`, { status: "disabled" });
+    await see(".notice-warn", "You were signed out: Unauthorized — The API key is unknown or disabled.");
+    expect(await page().evaluate("sessionStorage.length")).toBe(0);
     await signIn(fanout.key);
     await see("td .badge", "Owner");
   });
@@ -195,6 +200,14 @@ browserSuite()("dashboard in a browser", () => {
         await page().screenshot({ path: join(shots, `${name}-${size}.png`), fullPage: true });
       }
     }
+    // The dark scheme follows the system's; two views show it.
+    await page().emulateMedia({ colorScheme: "dark" });
+    for (const [name, path, ready] of views.filter(([n]) => n === "listeners" || n === "message")) {
+      await page().goto(url(path));
+      await see(ready);
+      await page().screenshot({ path: join(shots, `${name}-desktop-dark.png`), fullPage: true });
+    }
+    await page().emulateMedia({ colorScheme: "light" });
     expect(browser.problems).toEqual([]);
   }, 120_000);
 
@@ -204,14 +217,16 @@ browserSuite()("dashboard in a browser", () => {
     others.push(failing);
     const down = await api().listener(ids.queue, "audit-log", { notifyUrl: failing.notifyUrl, livenessUrl: failing.livenessUrl });
     await waitFor(async () => (await api().listenerView(ids.queue, down.id)).liveness.state === "down", UI_WAIT, () => "the failing listener never went down");
-    for (let i = 1; i <= 3; i++) await api().publish(ids.queue, { order: 100 + i, total: 9.5 * i }, `order ${100 + i}`);
+    let last = "";
+    for (let i = 1; i <= 3; i++) last = await api().publish(ids.queue, { order: 100 + i, total: 9.5 * i }, `order ${100 + i}`);
+    await api().settled(ids.queue, last, down.id, "missed", UI_WAIT);
     const schema = { order: { type: "number", min: 1 }, customer: { type: "object", props: { email: { type: "string", pattern: "^[^@]+@[^@]+$" } } }, tags: { type: "array", items: { type: "string" }, required: false } };
     const typed = (await api().call("POST", "/v1/queues", { name: "invoices", schema })).queue.id;
     return [
       ["queues", "/queues", "table"],
       ["listeners", `/queues/${ids.queue}`, '[data-listener="audit-log"] .badge-bad'],
       ["messages", `/queues/${ids.queue}/messages`, ".table-stack"],
-      ["message", `/queues/${ids.queue}/messages/${ids.message}`, ".attempts"],
+      ["message", `/queues/${ids.queue}/messages/${last}`, 'tr[data-listener="audit-log"] .badge-bad'],
       ["publish", `/queues/${typed}/publish`, "textarea[name=message-data]"],
       ["schema", `/queues/${typed}/schema`, ".json"],
       ["empty-queue", `/queues/${typed}`, ".empty"],

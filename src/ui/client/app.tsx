@@ -1,7 +1,7 @@
 /** Which view a path shows; every view but sign-in sits in the shell. */
 import { Link, match, usePath } from "./lib/router.ts";
 import { useSessionKey } from "./lib/session.ts";
-import { Shell } from "./parts/layout.tsx";
+import { Card, PageHeader, Shell } from "./parts/layout.tsx";
 import { Empty } from "./parts/notices.tsx";
 import { SignIn } from "./views/sign-in.tsx";
 import { QueuesView } from "./views/queues.tsx";
@@ -26,9 +26,14 @@ function view(path: string) {
     if (params) return <QueueView key={params.q} queueId={params.q!} tab={tab} messageId={params.m} />;
   }
   return (
-    <Empty title="There is no such page in the dashboard.">
-      <Link to="/queues">Go to the queues</Link>
-    </Empty>
+    <>
+      <PageHeader title="Page not found" />
+      <Card>
+        <Empty title="There is no such page in the dashboard.">
+          The link may be old or mistyped. <Link to="/queues">Go to the queues</Link>.
+        </Empty>
+      </Card>
+    </>
   );
 }
 

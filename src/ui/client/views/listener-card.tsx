@@ -51,6 +51,12 @@ export function ListenerCard({ queue, listener: l, onChange }: { queue: Queue; l
           {paused && <PausedBadge />}
         </div>
       </div>
+      {paused && (
+        <p class="paused-note">
+          Deliveries are held while paused, spending no retries; resuming sends them. A message held longer than the
+          whole retry schedule counts as missed.
+        </p>
+      )}
       <dl class="props">
         <dt>Notify</dt><dd class="url">{l.notify_url}</dd>
         <dt>Liveness</dt><dd class="url">{l.liveness_url}</dd>

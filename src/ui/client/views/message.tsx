@@ -63,7 +63,7 @@ export function MessageView({ queue, messageId }: { queue: Queue; messageId: str
                   <td data-label="Listener" class="strong">{d.listener.name}</td>
                   <td data-label="State"><DeliveryBadge state={d.state} /></td>
                   <td data-label="Attempts">{d.attempts}</td>
-                  <Cell label="Last answer">{(d.last_status !== null || d.last_error) && <><HttpStatus code={d.last_status} />{d.last_error && <span class="error-text">{d.last_error}</span>}</>}</Cell>
+                  <Cell label="Last answer">{(d.last_status !== null || d.last_error) && <>{d.last_status !== null && <HttpStatus code={d.last_status} />}{d.last_error && <span class="error-text">{d.last_error}</span>}</>}</Cell>
                   <Cell label="Next attempt">{d.next_attempt_at !== null && <When ms={d.next_attempt_at} />}</Cell>
                   <td class="cell-actions"><button type="button" class="btn btn-small" disabled={redeliver.busy} onClick={() => send([d.listener.id])}>Redeliver</button></td>
                 </tr>
