@@ -112,6 +112,26 @@ browserSuite()("dashboard in a browser", () => {
     expect(page().url()).toEndWith(`/ui/queues/${ids.queue}/messages/${ids.message}`);
   });
 
+  test("data refused by the queue's schema shows the API's error with every failing path", async () => {
+    const schema = { order: { type: "number", min: 1 }, email: { type: "string", pattern: "^[^@]+@[^@]+$" } };
+    const typed = (await api().call("POST", "/v1/queues", { name: "typed", schema })).queue.id;
+    await page().goto(url(`/queues/${typed}/publish`));
+    expect(JSON.parse(await page().inputValue("textarea[name=message-data]"))).toEqual({ order: 1, email: "user@example.com" });
+    await page().fill("textarea[name=message-data]", '{"order": 0, "email": "nobody"}');
+    await page().getByRole("button", { name: "Publish", exact: true }).click();
+    await see("[role=alert]", "Unprocessable Entity (422)");
+    const alert = (await page().locator("[role=alert]").textContent())!;
+    expect(alert).toContain("The message was not published");
+    expect(alert).toContain("/data/order must be at least 1");
+    expect(alert).toContain("/data/email must match the pattern");
+    expect((await api().call("GET", `/v1/queues/${typed}/messages`)).messages).toEqual([]);
+    await shoot("publish-refused");
+    await page().fill("textarea[name=message-data]", "{not json");
+    await page().getByRole("button", { name: "Publish", exact: true }).click();
+    await see("[role=alert]", "Check the data");
+    await api().call("DELETE", `/v1/queues/${typed}`);
+  });
+
   test("pauses and resumes the listener", async () => {
     if (!("enabled" in (await api().listenerView(ids.queue, ids.listener)))) {
       return console.log("pause/resume not checked: this server's listeners have no `enabled` field yet");

@@ -4,6 +4,7 @@
  * Paths are built here rather than taken from `_links`: a `--base-url` may name another origin than the one
  * the browser reached, and the page's Content-Security-Policy allows only its own.
  */
+import { newestItems, newestSpan } from "./paging.ts";
 import { session } from "./session.ts";
 
 export type FieldError = { path: string; message: string };
@@ -64,23 +65,10 @@ export const asApiError = (error: unknown): ApiError =>
 
 export const enc = encodeURIComponent;
 
-/**
- * One page of a list, newest first, from an API that pages oldest first: `page` counts from the newest. The
- * items wanted span at most two of the API's pages of the same size, so it costs one request for the total
- * (skipped when the caller knows it) and at most two for the items.
- */
+/** One page of a list, newest first (paging.ts): one request for the total, at most two for the items. */
 export async function newestPage<T>(path: string, field: string, page: number, size: number): Promise<{ items: T[]; total: number }> {
-  const head = await call<any>("GET", `${path}?per_page=1`);
-  const total = head.total ?? 0;
-  const end = Math.max(0, total - (page - 1) * size); // exclusive, from the oldest
-  const start = Math.max(0, end - size);
-  if (end <= start) return { items: [], total };
-  const first = Math.floor(start / size) + 1;
-  const last = Math.floor((end - 1) / size) + 1;
-  const pages = await Promise.all(
-    Array.from({ length: last - first + 1 }, (_, i) => get<any>(`${path}?per_page=${size}&page=${first + i}`)),
-  );
-  const all: T[] = pages.flatMap((p) => p[field] as T[]);
-  const offset = (first - 1) * size;
-  return { items: all.slice(start - offset, end - offset).reverse(), total };
+  const total = (await call<unknown>("GET", `${path}?per_page=1`)).total ?? 0;
+  const span = newestSpan(total, page, size);
+  const pages = await Promise.all(span.apiPages.map((p) => get<Record<string, T[]>>(`${path}?per_page=${size}&page=${p}`)));
+  return { items: newestItems(span, pages.flatMap((p) => p[field] ?? []), size), total };
 }

@@ -83,25 +83,29 @@ export function EventsView() {
         {events && events.length === 0 && (
           <Empty title="No events in the last 24 hours.">Creating a queue, adding a listener or publishing a message records one.</Empty>
         )}
-        {events && events.length > 0 && (
-          <table class="table table-stack events">
-            <thead><tr><th>When</th><th>Event</th><th>Queue</th><th>Listener</th><th>Message</th><th>API key</th></tr></thead>
-            <tbody>
-              {events.map((e) => (
-                <tr key={e.id}>
-                  <Cell label="When"><When ms={e.stored_at} /></Cell>
-                  <Cell label="Event"><Badge tone={tone(e.type)}>{e.type.replaceAll("_", " ")}</Badge></Cell>
-                  <Cell label="Queue">{e.queue && <RefLink to={e.type === "queue_deleted" ? null : `/queues/${e.queue.id}`} r={e.queue} />}</Cell>
-                  <Cell label="Listener">{e.listener?.name}</Cell>
-                  <Cell label="Message">{e.message && e.queue && <RefLink to={e.type === "message_deleted" ? null : `/queues/${e.queue.id}/messages/${e.message.id}`} r={e.message} />}</Cell>
-                  <Cell label="API key">{e.api_key?.name}</Cell>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {events && events.length > 0 && <EventsTable events={events} />}
       </Card>
     </>
+  );
+}
+
+function EventsTable({ events }: { events: UsageEvent[] }) {
+  return (
+    <table class="table table-stack events">
+      <thead><tr><th>When</th><th>Event</th><th>Queue</th><th>Listener</th><th>Message</th><th>API key</th></tr></thead>
+      <tbody>
+        {events.map((e) => (
+          <tr key={e.id}>
+            <Cell label="When"><When ms={e.stored_at} /></Cell>
+            <Cell label="Event"><Badge tone={tone(e.type)}>{e.type.replaceAll("_", " ")}</Badge></Cell>
+            <Cell label="Queue">{e.queue && <RefLink to={e.type === "queue_deleted" ? null : `/queues/${e.queue.id}`} r={e.queue} />}</Cell>
+            <Cell label="Listener">{e.listener?.name}</Cell>
+            <Cell label="Message">{e.message && e.queue && <RefLink to={e.type === "message_deleted" ? null : `/queues/${e.queue.id}/messages/${e.message.id}`} r={e.message} />}</Cell>
+            <Cell label="API key">{e.api_key?.name}</Cell>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 

@@ -15,7 +15,6 @@ export function CreateKey({ onCreated }: { onCreated: () => void }) {
   const [rows, setRows] = useState<Row[]>([]);
   const [secret, setSecret] = useState<string | null>(null);
   const action = useAction();
-  const update = (i: number, field: keyof Row) => (e: Event) => setRows(rows.map((r, j) => (j === i ? { ...r, [field]: value(e) } : r)));
 
   const submit = (event: Event) => {
     event.preventDefault();
@@ -40,19 +39,7 @@ export function CreateKey({ onCreated }: { onCreated: () => void }) {
         <Field label="Name">
           <input name="key-name" maxLength={128} value={name} onInput={(e) => setName(value(e))} />
         </Field>
-        <fieldset class="scope-rows">
-          <legend>Scopes</legend>
-          {rows.length === 0 && <p class="muted small">None chosen: the key gets read and write on every queue, listener, message, schema, event and stat.</p>}
-          {rows.map((r, i) => (
-            <div class="scope-row" key={i}>
-              <select aria-label="Resource" value={r.resource} onChange={update(i, "resource")}>{RESOURCES.map((x) => <option key={x}>{x}</option>)}</select>
-              <select aria-label="Access" value={r.access} onChange={update(i, "access")}><option value="read">read</option><option value="write">write (and read)</option></select>
-              <input aria-label="Targets" placeholder="* or ids, comma separated" value={r.targets} onInput={update(i, "targets")} />
-              <button type="button" class="btn btn-small btn-ghost" onClick={() => setRows(rows.filter((_, j) => j !== i))}>Remove</button>
-            </div>
-          ))}
-          <button type="button" class="btn btn-small" onClick={() => setRows([...rows, { resource: "messages", access: "write", targets: "*" }])}>Add a scope</button>
-        </fieldset>
+        <ScopeRows rows={rows} setRows={setRows} />
         <ErrorBox error={action.error} context="The key was not created" />
         {secret && (
           <div class="notice notice-ok" role="status">
@@ -63,5 +50,25 @@ export function CreateKey({ onCreated }: { onCreated: () => void }) {
         <div class="form-actions"><button type="submit" class="btn btn-primary" disabled={action.busy}>Create key</button></div>
       </form>
     </Card>
+  );
+}
+
+/** Scopes as rows of resource, access and targets; no row means the default set. */
+function ScopeRows({ rows, setRows }: { rows: Row[]; setRows: (rows: Row[]) => void }) {
+  const update = (i: number, field: keyof Row) => (e: Event) => setRows(rows.map((r, j) => (j === i ? { ...r, [field]: value(e) } : r)));
+  return (
+    <fieldset class="scope-rows">
+      <legend>Scopes</legend>
+      {rows.length === 0 && <p class="muted small">None chosen: the key gets read and write on every queue, listener, message, schema, event and stat.</p>}
+      {rows.map((r, i) => (
+        <div class="scope-row" key={i}>
+          <select aria-label="Resource" value={r.resource} onChange={update(i, "resource")}>{RESOURCES.map((x) => <option key={x}>{x}</option>)}</select>
+          <select aria-label="Access" value={r.access} onChange={update(i, "access")}><option value="read">read</option><option value="write">write (and read)</option></select>
+          <input aria-label="Targets" placeholder="* or ids, comma separated" value={r.targets} onInput={update(i, "targets")} />
+          <button type="button" class="btn btn-small btn-ghost" onClick={() => setRows(rows.filter((_, j) => j !== i))}>Remove</button>
+        </div>
+      ))}
+      <button type="button" class="btn btn-small" onClick={() => setRows([...rows, { resource: "messages", access: "write", targets: "*" }])}>Add a scope</button>
+    </fieldset>
   );
 }

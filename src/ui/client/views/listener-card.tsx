@@ -21,27 +21,10 @@ export type Listener = {
   messages: { acknowledged_count: number; missed: string[]; missed_count: number };
 };
 
-export function ListenerCard({ queue, listener: l, onChange }: { queue: Queue; listener: Listener; onChange: () => void }) {
-  const action = useAction();
-  const [replaying, setReplaying] = useState(false);
-  const path = `/v1/queues/${enc(queue.id)}/listeners/${enc(l.id)}`;
+type CardProps = { queue: Queue; listener: Listener; onChange: () => void };
+
+export function ListenerCard({ queue, listener: l, onChange }: CardProps) {
   const paused = l.enabled === false;
-
-  const setEnabled = (enabled: boolean) =>
-    void action.run(async () => {
-      await call("PUT", path, { body: { enabled } });
-      onChange();
-      return enabled ? `Resumed: held deliveries to ${l.name} are sent now.` : `Paused: deliveries to ${l.name} are held until it is resumed.`;
-    });
-  const remove = () => {
-    if (!confirm(`Delete the listener "${l.name}"? Its pending deliveries stop. This cannot be undone.`)) return;
-    void action.run(async () => {
-      await call("DELETE", path);
-      onChange();
-      return null;
-    });
-  };
-
   return (
     <article class={`card listener ${paused ? "listener-paused" : ""}`} data-listener={l.name}>
       <div class="listener-head">
@@ -62,31 +45,69 @@ export function ListenerCard({ queue, listener: l, onChange }: { queue: Queue; l
         <dt>Liveness</dt><dd class="url">{l.liveness_url}</dd>
         <dt>ID</dt><dd><Id value={l.id} /></dd>
       </dl>
-      <div class="stats">
-        <div class="stat"><span class="stat-value">{count(l.messages.acknowledged_count)}</span><span class="stat-label">acknowledged</span></div>
-        <div class={`stat ${l.messages.missed_count > 0 ? "stat-bad" : ""}`}><span class="stat-value">{count(l.messages.missed_count)}</span><span class="stat-label">missed</span></div>
-        <div class="stat"><span class="stat-value">{count(l.liveness.success_count)}<span class="muted"> / </span>{count(l.liveness.failure_count)}</span><span class="stat-label">probes ok / failed</span></div>
+      <Stats listener={l} />
+      <Missed queue={queue} listener={l} />
+      <Actions queue={queue} listener={l} onChange={onChange} />
+    </article>
+  );
+}
+
+function Stats({ listener: l }: { listener: Listener }) {
+  return (
+    <div class="stats">
+      <div class="stat"><span class="stat-value">{count(l.messages.acknowledged_count)}</span><span class="stat-label">acknowledged</span></div>
+      <div class={`stat ${l.messages.missed_count > 0 ? "stat-bad" : ""}`}><span class="stat-value">{count(l.messages.missed_count)}</span><span class="stat-label">missed</span></div>
+      <div class="stat">
+        <span class="stat-value">{count(l.liveness.success_count)}<span class="muted"> / </span>{count(l.liveness.failure_count)}</span>
+        <span class="stat-label">probes ok / failed</span>
       </div>
-      {l.messages.missed.length > 0 && (
-        <details class="disclosure">
-          <summary>{plural(l.messages.missed_count, "missed message")}{l.messages.missed_count > l.messages.missed.length ? ` (newest ${l.messages.missed.length})` : ""}</summary>
-          <ul class="id-list">
-            {l.messages.missed.map((id) => <li key={id}><Link to={`/queues/${queue.id}/messages/${id}`}><code>{id}</code></Link></li>)}
-          </ul>
-        </details>
-      )}
+    </div>
+  );
+}
+
+function Missed({ queue, listener: l }: { queue: Queue; listener: Listener }) {
+  if (l.messages.missed.length === 0) return null;
+  const newest = l.messages.missed_count > l.messages.missed.length ? ` (newest ${l.messages.missed.length})` : "";
+  return (
+    <details class="disclosure">
+      <summary>{plural(l.messages.missed_count, "missed message")}{newest}</summary>
+      <ul class="id-list">
+        {l.messages.missed.map((id) => <li key={id}><Link to={`/queues/${queue.id}/messages/${id}`}><code>{id}</code></Link></li>)}
+      </ul>
+    </details>
+  );
+}
+
+/** Pausing is `PUT {enabled}` (PRODUCT §10); its buttons show only when the server reports `enabled`. */
+function Actions({ queue, listener: l, onChange }: CardProps) {
+  const action = useAction();
+  const [replaying, setReplaying] = useState(false);
+  const path = `/v1/queues/${enc(queue.id)}/listeners/${enc(l.id)}`;
+  const setEnabled = (enabled: boolean) =>
+    void action.run(async () => {
+      await call("PUT", path, { body: { enabled } });
+      onChange();
+      return enabled ? `Resumed: held deliveries to ${l.name} are sent now.` : `Paused: deliveries to ${l.name} are held until it is resumed.`;
+    });
+  const remove = () => {
+    if (!confirm(`Delete the listener "${l.name}"? Its pending deliveries stop. This cannot be undone.`)) return;
+    void action.run(async () => {
+      await call("DELETE", path);
+      onChange();
+      return null;
+    });
+  };
+  return (
+    <>
       <div class="actions">
-        {l.enabled !== undefined && (
-          paused
-            ? <button type="button" class="btn btn-primary btn-small" disabled={action.busy} onClick={() => setEnabled(true)}>Resume</button>
-            : <button type="button" class="btn btn-small" disabled={action.busy} onClick={() => setEnabled(false)}>Pause</button>
-        )}
+        {l.enabled === false && <button type="button" class="btn btn-primary btn-small" disabled={action.busy} onClick={() => setEnabled(true)}>Resume</button>}
+        {l.enabled === true && <button type="button" class="btn btn-small" disabled={action.busy} onClick={() => setEnabled(false)}>Pause</button>}
         <button type="button" class="btn btn-small" aria-expanded={replaying} onClick={() => setReplaying(!replaying)}>Replay…</button>
         <button type="button" class="btn btn-small btn-danger-text" disabled={action.busy} onClick={remove}>Delete</button>
       </div>
       <ErrorBox error={action.error} />
       <Done>{action.done}</Done>
       {replaying && <ReplayForm path={`${path}/replay`} onDone={onChange} />}
-    </article>
+    </>
   );
 }
