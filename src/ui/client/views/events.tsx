@@ -20,44 +20,52 @@ type Cursor = { at: number; id: string };
 
 const SHOW = 200;
 const LIMIT = 1000;
-const WINDOWS = [60_000, 600_000, 7_200_000, 86_400_000];
+const PAGES = 2;
+const WINDOWS = [5_000, 60_000, 600_000, 7_200_000, 86_400_000];
 // Sorts after every id, so a cursor (t, AFTER_ALL) means "from t + 1 ms on".
 const AFTER_ALL = "~";
 const CATEGORIES: [string, string][] = [["all", "All events"], ["queues", "Queues"], ["listeners", "Listeners"], ["messages", "Messages"], ["api_keys", "API keys"]];
 
-async function after(cursor: Cursor, category: string): Promise<UsageEvent[]> {
+/** Events after the cursor, at most PAGES pages; `more` when there were more than that. */
+async function after(cursor: Cursor, category: string): Promise<{ events: UsageEvent[]; more: boolean }> {
   const out: UsageEvent[] = [];
-  for (let pages = 0; pages < 5; pages++) {
+  for (let pages = 0; pages < PAGES; pages++) {
     const last = out.at(-1);
     const from = last ? { at: last.stored_at, id: last.id } : cursor;
     const { events } = await get<{ events: UsageEvent[] }>(`/v1/events?events=${category}&limit=${LIMIT}&startAfter=${from.at}&startAfterId=${enc(from.id)}`);
     out.push(...events);
-    if (events.length < LIMIT) break;
+    if (events.length < LIMIT) return { events: out, more: false };
   }
-  return out;
+  return { events: out, more: true };
 }
 
 async function recent(category: string): Promise<UsageEvent[]> {
   let found: UsageEvent[] = [];
   for (const window of WINDOWS) {
-    found = await after({ at: Date.now() - window, id: AFTER_ALL }, category);
+    found = (await after({ at: Date.now() - window, id: AFTER_ALL }, category)).events;
     if (found.length >= SHOW) break;
   }
   return found;
 }
 
+/**
+ * The newest events held so far, and the cursor after the newest. When events arrive faster than a few pages
+ * per poll, following them would fall ever further behind, so the view starts again from the recent window.
+ */
+async function refresh(h: { events: UsageEvent[]; cursor: Cursor | null }, category: string): Promise<UsageEvent[]> {
+  const next = h.cursor ? await after(h.cursor, category) : { events: await recent(category), more: false };
+  const fresh = next.more ? await recent(category) : next.events;
+  const last = fresh.at(-1);
+  if (last) h.cursor = { at: last.stored_at, id: last.id };
+  else h.cursor ??= { at: Date.now() - 1000, id: AFTER_ALL };
+  h.events = [...fresh.reverse(), ...(next.more ? [] : h.events)].slice(0, SHOW);
+  return h.events;
+}
+
 export function EventsView() {
   const [category, setCategory] = useState("all");
   const held = useRef<{ events: UsageEvent[]; cursor: Cursor | null }>({ events: [], cursor: null });
-  const polled = usePoll(async () => {
-    const h = held.current;
-    const fresh = h.cursor ? await after(h.cursor, category) : await recent(category);
-    const last = fresh.at(-1);
-    if (last) h.cursor = { at: last.stored_at, id: last.id };
-    else h.cursor ??= { at: Date.now() - 1000, id: AFTER_ALL };
-    h.events = [...fresh.reverse(), ...h.events].slice(0, SHOW);
-    return h.events;
-  }, [category]);
+  const polled = usePoll(() => refresh(held.current, category), [category]);
 
   const choose = (next: string) => {
     held.current = { events: [], cursor: null };
