@@ -4,7 +4,7 @@
  * say so in one line and are skipped.
  */
 import { describe } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
@@ -44,7 +44,11 @@ export async function openBrowser(): Promise<Browser> {
   page.on("console", (m) => {
     if (m.type() === "error" && /Content.Security.Policy/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
   });
-  return { context, page, problems, close: () => context.close() };
+  const close = async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { context, page, problems, close };
 }
 
 export const DESKTOP = { width: 1280, height: 860 };

@@ -107,7 +107,7 @@ function Actions({ queue, listener: l, onChange }: CardProps) {
       </div>
       <ErrorBox error={action.error} />
       <Done>{action.done}</Done>
-      {replaying && <ReplayForm path={`${path}/replay`} onDone={onChange} />}
+      {replaying && <ReplayForm path={`${path}/replay`} listener={l.name} onDone={onChange} onClose={() => setReplaying(false)} />}
     </>
   );
 }

@@ -9,7 +9,7 @@ import { useAction } from "../lib/poll.ts";
 import { Field, value } from "../parts/fields.tsx";
 import { Done, ErrorBox } from "../parts/notices.tsx";
 
-export function ReplayForm({ path, onDone }: { path: string; onDone: () => void }) {
+export function ReplayForm({ path, listener, onDone, onClose }: { path: string; listener: string; onDone: () => void; onClose: () => void }) {
   const [since, setSince] = useState(() => toLocalInput(Date.now() - 3600_000));
   const [until, setUntil] = useState("");
   const [only, setOnly] = useState<"missed" | "all">("missed");
@@ -28,6 +28,7 @@ export function ReplayForm({ path, onDone }: { path: string; onDone: () => void 
   };
   return (
     <form class="form replay" onSubmit={submit}>
+      <h4 class="replay-title">Deliver messages to {listener} again</h4>
       <div class="form-grid">
         <Field label="Messages created from">
           <input name="replay-since" type="datetime-local" required value={since} onInput={(e) => setSince(value(e))} />
@@ -43,7 +44,10 @@ export function ReplayForm({ path, onDone }: { path: string; onDone: () => void 
       </fieldset>
       <ErrorBox error={action.error} context="The replay did not start" />
       <Done>{action.done}</Done>
-      <div class="form-actions"><button type="submit" class="btn btn-primary btn-small" disabled={action.busy}>Replay</button></div>
+      <div class="form-actions">
+        <button type="submit" class="btn btn-primary btn-small" disabled={action.busy}>Replay</button>
+        <button type="button" class="btn btn-small btn-ghost" onClick={onClose}>Close</button>
+      </div>
     </form>
   );
 }
