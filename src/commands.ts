@@ -7,7 +7,7 @@ import { AppError } from "./lib/errors.ts";
 
 type Out = { out: (line: string) => void };
 
-export async function runCommand(command: Exclude<Command, { name: "serve" | "help" | "version" }>, config: Config, io: Out): Promise<number> {
+export async function runCommand(command: Exclude<Command, { name: "serve" | "help" | "version" | "completion" }>, config: Config, io: Out): Promise<number> {
   if (config.db === ":memory:") throw new ConfigError(`invalid --db: '${command.name}' needs a database file, not :memory:`);
   const store = openSqliteStore(config.db, { durability: config.durability });
   try {

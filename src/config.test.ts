@@ -94,7 +94,7 @@ describe("each flag and its variable", () => {
     for (const text of ["--no-tls", "FANOUT_TLS", "--tls-cert", "FANOUT_TLS_KEY", "8443", "5s,5m,30m,2h,5h,10h,10h", "10/1m:5m"]) {
       expect(HELP_TEXT).toContain(text);
     }
-    for (const word of ["serve", "migrate", "orgs create", "orgs list", "backup <file>", "version", "help"]) {
+    for (const word of ["serve", "migrate", "orgs create", "orgs list", "backup <file>", "completion <shell>", "version", "help"]) {
       expect(HELP_TEXT).toContain(word);
     }
   });
@@ -292,6 +292,7 @@ describe("commands", () => {
     expect(command(["orgs", "create", "com.example"])).toEqual({ name: "orgs-create", orgName: "com.example" });
     expect(command(["orgs", "list"])).toEqual({ name: "orgs-list" });
     expect(command(["backup", "/tmp/copy.db"])).toEqual({ name: "backup", file: "/tmp/copy.db" });
+    expect(command(["completion", "zsh"])).toEqual({ name: "completion", shell: "zsh" });
   });
 
   test("flags may stand before, between or after command words", () => {
@@ -304,18 +305,26 @@ describe("commands", () => {
     expect(command(["backup", "--", "--odd-name.db"])).toEqual({ name: "backup", file: "--odd-name.db" });
   });
 
-  test("--help, -h and --version win anywhere and ignore invalid settings", () => {
+  test("--help, -h, --version and -v win anywhere and ignore invalid settings", () => {
     expect(command(["orgs", "create", "--help"])).toEqual({ name: "help" });
     expect(command(["--bogus", "-h"])).toEqual({ name: "help" });
     expect(command(["serve", "--version"], { FANOUT_PORT: "abc" })).toEqual({ name: "version" });
+    expect(command(["-v", "--bogus"], { FANOUT_PORT: "abc" })).toEqual({ name: "version" });
+    expect(command(["completion", "bash"], { FANOUT_PORT: "abc" })).toEqual({ name: "completion", shell: "bash" });
     expect(loadConfig({ FANOUT_PORT: "abc" }, ["version"]).config.port).toBe(8443);
     expect(command(["help"], { FANOUT_TLS_CERT: "only-cert.pem" })).toEqual({ name: "help" });
+  });
+
+  test("after --, -h and -v are arguments", () => {
+    expect(command(["backup", "--", "-v"])).toEqual({ name: "backup", file: "-v" });
+    expect(command(["backup", "--", "-h"])).toEqual({ name: "backup", file: "-h" });
   });
 
   test("missing arguments", () => {
     expect(errorOf(["backup"])).toBe("missing argument for backup: expected a file path (fanout backup <file>)");
     expect(errorOf(["orgs", "create"])).toStartWith("missing argument for orgs create:");
     expect(errorOf(["orgs"])).toBe("missing subcommand for orgs: expected create or list");
+    expect(errorOf(["completion"])).toBe("missing shell for completion: expected bash, zsh or fish (fanout completion <shell>)");
     expect(errorOf(["--port"])).toBe("missing value for --port: expected an integer from 0 to 65535");
     expect(errorOf(["--db", "--no-tls"])).toStartWith("missing value for --db:");
   });
@@ -328,6 +337,8 @@ describe("commands", () => {
   test("unknown commands, subcommands, flags and extra arguments", () => {
     expect(errorOf(["start"])).toBe("unknown command 'start' (see fanout help)");
     expect(errorOf(["orgs", "delete", "com.example"])).toBe("unknown subcommand 'delete' for orgs: expected create or list");
+    expect(errorOf(["completion", "tcsh"])).toBe("unknown shell 'tcsh' for completion: expected bash, zsh or fish (fanout completion <shell>)");
+    expect(errorOf(["completion", "bash", "zsh"])).toBe("unexpected argument 'zsh' after completion <shell>");
     expect(errorOf(["--prot", "8443"])).toBe("unknown flag --prot (see fanout help)");
     expect(errorOf(["-p", "8443"])).toBe("unknown flag -p (see fanout help)");
     expect(errorOf(["--tls"])).toBe("unknown flag --tls (see fanout help)");

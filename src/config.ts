@@ -1,7 +1,7 @@
 // Configuration: one TypeBox schema describes every setting, and each setting's `cli` option names its flag, its
 // variable, its default (written as a user would write it) and the parser from text. loadConfig is pure: main.ts
 // passes process.env and process.argv, so tests need neither. Precedence: flag, then variable, then default.
-// An empty variable counts as unset (compose files often write `FANOUT_BASE_URL=`). help and version
+// An empty variable counts as unset (compose files often write `FANOUT_BASE_URL=`). help, version and completion
 // short-circuit before any setting is read, so `fanout version` works beside a broken environment.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
@@ -10,7 +10,12 @@ import { durationToMs, MAX_TIMER_MS } from "./lib/durations";
 
 export type Command =
   | { name: "serve" } | { name: "migrate" } | { name: "version" } | { name: "help" }
-  | { name: "orgs-create"; orgName: string } | { name: "orgs-list" } | { name: "backup"; file: string };
+  | { name: "orgs-create"; orgName: string } | { name: "orgs-list" } | { name: "backup"; file: string }
+  | { name: "completion"; shell: Shell };
+
+export const SHELLS = ["bash", "zsh", "fish"] as const;
+export type Shell = (typeof SHELLS)[number];
+const SHELL_LIST = `${SHELLS.slice(0, -1).join(", ")} or ${SHELLS.at(-1)}`;
 
 /** A configuration mistake; main.ts prints the message as one line on stderr and exits 2. */
 export class ConfigError extends Error {
@@ -18,7 +23,7 @@ export class ConfigError extends Error {
 }
 
 /** A setting's command-line face. Defaults are written as a user would write them and parsed like user input. */
-interface Cli {
+export interface Cli {
   flag: string;
   env: string;
   arg?: string; // help placeholder; absent for flags that take no value
@@ -173,15 +178,17 @@ const SETTINGS = Object.entries(ConfigSchema.properties)
   .map(([key, schema]) => ({ key: key as Key, schema, cli: cliOf(schema) }));
 const BY_FLAG = new Map(SETTINGS.map((setting) => [setting.cli.flag, setting]));
 
-const COMMANDS = [
+/** Usage and help line of every command; completion.ts completes the same words. */
+export const COMMANDS = [
   ["serve", "run the API and the delivery worker (the default)"],
   ["migrate", "apply database migrations and exit"],
   ["orgs create <name>", "create an organization (reverse-DNS name); prints its id and owner key"],
   ["orgs list", "list organizations"],
   ["backup <file>", "write an online copy of the database to <file>"],
-  ["version", "print the version (also --version)"],
+  ["completion <shell>", `print a completion script for ${SHELL_LIST}`],
+  ["version", "print the version (also --version, -v)"],
   ["help", "print this text (also --help, -h)"],
-];
+] as const;
 
 export const HELP_TEXT = [
   "Usage: fanout [command] [flags]",
@@ -197,6 +204,7 @@ export const HELP_TEXT = [
   }),
   "",
   "Durations are written 250ms, 5s, 2m or 1h (whole numbers). Booleans: on|off, true|false, 1|0.",
+  "Shell completion: source <(fanout completion bash) in ~/.bashrc, likewise for zsh; fanout completion fish | source.",
   "",
 ].join("\n");
 
@@ -212,14 +220,16 @@ export function isOrgName(name: string): boolean {
   return ORG_NAME.test(name);
 }
 
-/** `--help`/`-h` and `--version` win wherever they stand; help and version return the defaults as config. */
+/** `--help`/`-h` and `--version`/`-v` win wherever they stand before `--`; commands that read no setting get the
+ * defaults as config. */
 export function loadConfig(env: Env, argv: string[]): { command: Command; config: Config } {
   const defaults = () => readSettings({}, new Map());
-  if (argv.includes("--help") || argv.includes("-h")) return { command: { name: "help" }, config: defaults() };
-  if (argv.includes("--version")) return { command: { name: "version" }, config: defaults() };
+  const options = argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv;
+  if (options.includes("--help") || options.includes("-h")) return { command: { name: "help" }, config: defaults() };
+  if (options.includes("--version") || options.includes("-v")) return { command: { name: "version" }, config: defaults() };
   const { words, flags } = readArgs(argv);
   const command = readCommand(words);
-  if (command.name === "help" || command.name === "version") return { command, config: defaults() };
+  if (["help", "version", "completion"].includes(command.name)) return { command, config: defaults() };
   return { command, config: readSettings(env, flags) };
 }
 
@@ -266,6 +276,8 @@ function readCommand(words: string[]): Command {
       return refuseExtra("backup <file>", rest.slice(1), { name: "backup", file: rest[0] });
     case "orgs":
       return readOrgsCommand(rest);
+    case "completion":
+      return readCompletionCommand(rest);
     default:
       throw new ConfigError(`unknown command '${first}' (see fanout help)`);
   }
@@ -282,6 +294,13 @@ function readOrgsCommand([sub, ...rest]: string[]): Command {
   if (orgName === undefined) throw new ConfigError(`missing argument for orgs create: ${expected}`);
   if (!isOrgName(orgName)) throw new ConfigError(`invalid organization name '${orgName}': ${expected}`);
   return refuseExtra("orgs create <name>", rest.slice(1), { name: "orgs-create", orgName });
+}
+
+function readCompletionCommand([shell, ...rest]: string[]): Command {
+  const expected = `expected ${SHELL_LIST} (fanout completion <shell>)`;
+  if (shell === undefined) throw new ConfigError(`missing shell for completion: ${expected}`);
+  if (!SHELLS.includes(shell as Shell)) throw new ConfigError(`unknown shell '${shell}' for completion: ${expected}`);
+  return refuseExtra("completion <shell>", rest, { name: "completion", shell: shell as Shell });
 }
 
 function refuseExtra(usage: string, extra: string[], command: Command): Command {

@@ -6,12 +6,14 @@ import { ConfigError, HELP_TEXT, loadConfig } from "./config.ts";
 import { runServe } from "./serve.ts";
 import { runCommand } from "./commands.ts";
 import { VERSION } from "./version.ts";
+import { completionScript } from "./completion.ts";
 
 async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   try {
     const { command, config } = loadConfig(env, argv);
     if (command.name === "help") return console.log(HELP_TEXT), 0;
     if (command.name === "version") return console.log(`fanout ${VERSION}`), 0;
+    if (command.name === "completion") return console.log(completionScript(command.shell).trimEnd()), 0;
     if (command.name === "serve") return await runServe(config);
     return await runCommand(command, config, { out: (line) => console.log(line) });
   } catch (e) {

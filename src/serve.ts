@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import type { Config } from "./config.ts";
 import { openSqliteStore } from "./store/sqlite/index.ts";
+import { lockServer } from "./store/sqlite/server-lock.ts";
 import { bootstrap, type Onboarded } from "./modules/organizations/onboarding.ts";
 import { buildHandler } from "./http/app.ts";
 import { serve } from "./http/server.ts";
@@ -15,19 +16,32 @@ import { startDelivery } from "./delivery/supervisor.ts";
 import { startEventSweep } from "./modules/events/sweep.ts";
 import { systemClock } from "./lib/clock.ts";
 import { consoleLogger } from "./lib/log.ts";
+import { warnOnLowFileLimit } from "./lib/file-limit.ts";
 import { VERSION } from "./version.ts";
 
 export async function runServe(config: Config): Promise<number> {
   const log = consoleLogger();
+  warnOnLowFileLimit(log);
+  // Before the store opens: a second server must not migrate, checkpoint or deliver from the file.
+  const lock = config.db === ":memory:" ? null : lockServer(config.db, systemClock.now());
   const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
+  const released = await store.deliveries.releaseAll(systemClock.now());
+  if (released > 0) log.info("sending again the deliveries a stopped server had in flight", { count: released });
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, store.path, config.db === ":memory:");
   const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION, lockSignal: store.lockSignal.buffer });
   const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
+  // Only the request Bun handed in knows its socket; copies made on the way (version prefix, a checked body) map to it.
   const originals = new WeakMap<Request, Request>();
-  const peerAddress = (r: Request) => server.requestIP(originals.get(r) ?? r)?.address;
-  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress };
+  const originalOf = (r: Request) => originals.get(r) ?? r;
+  const peerAddress = (r: Request) => server.requestIP(originalOf(r))?.address;
+  const copyRequest = (r: Request, init: RequestInit) => {
+    const copy = new Request(r.url, init);
+    originals.set(copy, originalOf(r));
+    return copy;
+  };
+  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, copyRequest };
   const isStopping = () => stopping;
   const routes = uiRoutes({ isStopping, log });
   const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping, log, originals, routes });
@@ -43,6 +57,7 @@ export async function runServe(config: Config): Promise<number> {
       await Promise.race([Promise.all([server.stop(false), delivery.stop(), stopSweep()]), deadline]);
       server.stop(true);
       await store.close();
+      lock?.release();
       log.info("stopped");
       resolve(0);
     };
@@ -62,9 +77,11 @@ function printWelcome(config: Config, url: string, dbPath: string, tls: string, 
   if (onboarded) {
     lines.push(`  organization: ${onboarded.org.name} (${onboarded.org.id}) created`);
     if (onboarded.generated) lines.push(`  owner key:    ${onboarded.secret}`, "                (shown once; store it now — it holds every scope)");
-    const key = onboarded.generated ? onboarded.secret : "$FANOUT_BOOTSTRAP_KEY";
+    // A given key is not echoed: the line names the variable, in double quotes so the shell expands it.
+    const header = onboarded.generated ? `'X-API-KEY: ${onboarded.secret}'` : `"X-API-KEY: $FANOUT_BOOTSTRAP_KEY"`;
+    const intro = onboarded.generated ? "Create a first queue:" : "Create a first queue (with FANOUT_BOOTSTRAP_KEY set to the owner key you gave):";
     const insecure = config.tls && !config.tlsCert ? "-k " : "";
-    lines.push("", "Create a first queue:", `  curl ${insecure}-X POST ${url}/v1/queues -H 'X-API-KEY: ${key}' -H 'Content-Type: application/json' -d '{"name":"first"}'`);
+    lines.push("", intro, `  curl ${insecure}-X POST ${url}/v1/queues -H ${header} -H 'Content-Type: application/json' -d '{"name":"first"}'`);
   }
   console.log(lines.join("\n"));
 }

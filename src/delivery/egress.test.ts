@@ -105,7 +105,7 @@ describe("resolveTarget", () => {
 
   test("checks literal addresses, in every spelling the URL parser accepts", async () => {
     expect(await resolveTarget("http://127.0.0.1:8080/x", loopback)).toEqual({ ok: true, address: "127.0.0.1" });
-    expect(await resolveTarget("http://127.0.0.2/", loopback)).toEqual({ ok: false, reason: "127.0.0.2 is not a public address" });
+    expect(await resolveTarget("http://127.0.0.2/", loopback)).toEqual({ ok: false, reason: "127.0.0.2 is not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)" });
     expect(await resolveTarget("http://2130706433/", makeTargetPolicy([]))).toMatchObject({ ok: false });
     expect(await resolveTarget("http://[::1]/", makeTargetPolicy([]))).toMatchObject({ ok: false });
     expect(await resolveTarget("https://[2606:4700::1111]/", makeTargetPolicy([]))).toEqual({ ok: true, address: "2606:4700::1111" });
@@ -113,7 +113,7 @@ describe("resolveTarget", () => {
 
   test("refuses a host if any resolved address is refused", async () => {
     const mixed = await resolveTarget("https://hooks.example/", makeTargetPolicy([]), stubResolver(["8.8.8.8", "10.0.0.1"]));
-    expect(mixed).toEqual({ ok: false, reason: "hooks.example resolves to 10.0.0.1, which is not a public address" });
+    expect(mixed).toEqual({ ok: false, reason: "hooks.example resolves to 10.0.0.1, which is not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)" });
     const v6 = await resolveTarget("https://hooks.example/", makeTargetPolicy([]), stubResolver(["2606:4700::1111"]));
     expect(v6).toEqual({ ok: true, address: "2606:4700::1111" });
   });
@@ -181,7 +181,7 @@ describe("send", () => {
   test("a refused literal address is never connected to", async () => {
     const receiver = await startReceiver(ok, "127.0.0.2");
     const result = await send({ ...base, url: `http://127.0.0.2:${receiver.port}/`, pool: newPool() });
-    expect(expectError(result)).toBe("refused target: 127.0.0.2 is not a public address");
+    expect(expectError(result)).toBe("refused target: 127.0.0.2 is not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)");
     expect(receiver.connections()).toBe(0);
   });
 
@@ -316,7 +316,7 @@ describe("send to an IP literal", () => {
     const receiver = await startReceiver(ok);
     const url = `http://127.0.0.1:${receiver.port}/`;
     expect(expectStatus(await send({ ...base, url, policy: loopback })).status).toBe(200);
-    expect(expectError(await send({ ...base, url, policy: makeTargetPolicy([]) }))).toBe("refused target: 127.0.0.1 is not a public address");
+    expect(expectError(await send({ ...base, url, policy: makeTargetPolicy([]) }))).toBe("refused target: 127.0.0.1 is not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)");
     expect(receiver.seen).toHaveLength(1);
   });
 });

@@ -23,6 +23,9 @@ export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
 export type Target = { ok: true; address: string } | { ok: false; reason: string };
 
+// A refusal names the setting that lifts it: the operator reading a 422 or an attempt's error learns the way out.
+const NOT_PUBLIC = "not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)";
+
 // Only 2000::/3 is allocated as global unicast; ipaddr.js calls every unlisted IPv6 block "unicast",
 // including the deprecated IPv4-compatible ::a.b.c.d, which some stacks still route to IPv4.
 const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR("2000::/3");
@@ -100,7 +103,7 @@ export async function resolveTarget(url: string, policy: TargetPolicy, resolve: 
   if ("reason" in parsed) return { ok: false, reason: parsed.reason };
   const { host } = parsed;
   if (isIP(host)) {
-    const decision: Target = isAllowedAddress(host, policy) ? toTarget(host) : { ok: false, reason: `${host} is not a public address` };
+    const decision: Target = isAllowedAddress(host, policy) ? toTarget(host) : { ok: false, reason: `${host} is ${NOT_PUBLIC}` };
     const memo = literalDecisions.get(policy) ?? new Map<string, Target>();
     if (memo.size >= MAX_REMEMBERED) memo.clear();
     literalDecisions.set(policy, memo.set(url, decision));
@@ -114,7 +117,7 @@ export async function resolveTarget(url: string, policy: TargetPolicy, resolve: 
   }
   if (addresses.length === 0) return { ok: false, reason: `cannot resolve ${host} (no addresses)` };
   const refused = addresses.find((a) => !isAllowedAddress(a.address, policy));
-  if (refused) return { ok: false, reason: `${host} resolves to ${refused.address}, which is not a public address` };
+  if (refused) return { ok: false, reason: `${host} resolves to ${refused.address}, which is ${NOT_PUBLIC}` };
   return toTarget(addresses[0]!.address);
 }
 

@@ -15,6 +15,7 @@ import type { Logger } from "../lib/log.ts";
 import { authenticate, type Auth, type Gate } from "./auth.ts";
 import { originOf } from "./links.ts";
 import { splitUrl } from "./request-url.ts";
+import type { CopyRequest } from "./body.ts";
 
 export type Deps = {
   store: Store;
@@ -30,6 +31,8 @@ export type Deps = {
    * client is counted as one address "unknown", which fails closed (locks everyone) rather than open.
    */
   peerAddress?: (request: Request) => string | null | undefined;
+  /** Makes a copy of a request that `peerAddress` still traces to its socket (a body read and checked: body.ts). */
+  copyRequest?: CopyRequest;
 };
 
 /** Per request, the key the gate admitted; a WeakMap so it goes away with the request. */

@@ -2,9 +2,11 @@
  * The one place errors become responses: `{ title, status }`, plus `detail` (one sentence) and `errors`
  * (`[{ path, message }]`) where useful. No stack trace, secret or payload is ever rendered.
  */
+import { Type, type Static } from "@sinclair/typebox";
 import { AppError, type FieldError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { splitUrl } from "./request-url.ts";
+import { fieldErrors, type ValidationFailure } from "./validation.ts";
 
 export const TITLES: Record<number, string> = {
   400: "Bad Request",
@@ -25,7 +27,26 @@ export const TITLES: Record<number, string> = {
   503: "Service Unavailable",
 };
 
-export type ErrorBody = { title: string; status: number; detail?: string; errors?: FieldError[] };
+/** The body of every error response, as the OpenAPI document shows it (`#/components/schemas/Error`). */
+export const ErrorModel = Type.Object(
+  {
+    title: Type.String({ description: "the status's name, e.g. `Not Found`" }),
+    status: Type.Integer({ description: "the HTTP status, repeated" }),
+    detail: Type.Optional(Type.String({ description: "one sentence for a person" })),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          path: Type.String({ description: "a JSON Pointer into the body (`/name`, `\"\"` for the body itself), or the name of the query parameter (`per_page`)" }),
+          message: Type.String({ description: "what the value must be, e.g. `must be an integer from 1 to 100`" }),
+        }),
+        { description: "each field that was refused" },
+      ),
+    ),
+  },
+  { description: "An error: `{ title, status }`, plus `detail` and `errors` where useful" },
+);
+
+export type ErrorBody = Static<typeof ErrorModel>;
 
 export function errorBody(status: number, detail?: string, errors?: FieldError[]): ErrorBody {
   const body: ErrorBody = { title: TITLES[status] ?? "Error", status };
@@ -42,19 +63,6 @@ export function fromAppError(e: AppError): Response {
   return errorResponse(e.status, e.detail, e.errors, e.headers);
 }
 
-/** TypeBox errors of a request part, as `{ path, message }` with the part named ("body/name"). */
-export function validationErrors(part: string, all: { path?: string; message?: string; summary?: string }[]): FieldError[] {
-  const seen = new Set<string>();
-  const out: FieldError[] = [];
-  for (const e of all) {
-    const path = `${part}${e.path ?? ""}`;
-    const message = e.summary ?? e.message ?? "is invalid";
-    const key = `${path} ${message}`;
-    if (!seen.has(key)) seen.add(key), out.push({ path, message });
-  }
-  return out.slice(0, 50);
-}
-
 /** What failed, as Elysia's onError names it: its error code, or none for an error thrown by our own code. */
 export type Failure = { code?: string | number; error: unknown; request: Request };
 
@@ -65,9 +73,11 @@ export type Failure = { code?: string | number; error: unknown; request: Request
  */
 export function failureResponse({ code, error, request }: Failure, log: Logger, allowed: (path: string) => string[] = () => []): Response {
   if (error instanceof AppError) return fromAppError(error);
-  if (code === "VALIDATION") {
-    const v = error as { type: string; all: { path?: string; message?: string; summary?: string }[] };
-    return errorResponse(400, "The request does not have the expected shape.", validationErrors(v.type, v.all));
+  // A response that fails its own model is the service's fault: it falls through to 500.
+  if (code === "VALIDATION" && (error as ValidationFailure).type !== "response") {
+    const failure = error as ValidationFailure;
+    const part = failure.type === "body" ? "body" : "request";
+    return errorResponse(400, `The ${part} does not have the expected shape.`, fieldErrors(failure));
   }
   if (code === "PARSE") return errorResponse(400, "The body is not valid JSON.");
   if (code === "NOT_FOUND") {

@@ -91,6 +91,17 @@ describe("hot publish route", () => {
     await expectSame({ body: data(1) }, 403); // locked after two failures
   });
 
+  test("names each refused body field by its JSON Pointer with what it must be, as the app does", async () => {
+    await both();
+    const body = JSON.stringify({ dat: 1, name: "" });
+    await expectSame({ body }, 400);
+    expect(JSON.parse((await answer(sides[0]!, { body })).text).errors).toEqual([
+      { path: "/data", message: "is required" },
+      { path: "/dat", message: "is not a known field" },
+      { path: "/name", message: "must be a string of 1 to 128 characters" },
+    ]);
+  });
+
   test("carries the rate-limit headers on every answer, and refuses past the limit alike", async () => {
     await both({ FANOUT_RATE_LIMIT: "6" }); // two of the six went to creating the queues
     await expectSame({ body: data(1) }, 200);

@@ -19,6 +19,7 @@ import type { Deps } from "./context.ts";
 import type { Auth, Gate } from "./auth.ts";
 import { failureResponse } from "./errors.ts";
 import { negotiate } from "./negotiation.ts";
+import { refuseBody } from "./body.ts";
 import { originOf } from "./links.ts";
 import { splitUrl } from "./request-url.ts";
 
@@ -72,6 +73,8 @@ export function hotRoutes(deps: Deps, gate: Gate, routes: HotRoute[]) {
       const admitted = await gate.admit(request, () => deps.peerAddress?.(request) ?? null, now);
       headers = admitted.headers;
       const text = await request.text();
+      const badBody = refuseBody(text);
+      if (badBody) return withHeaders(badBody, headers);
       let body: unknown;
       try {
         body = text === "" ? route.empty : JSON.parse(text);

@@ -20,7 +20,7 @@ function acceptsJson(accept: string | null): boolean {
  * Decided from headers: over HTTP/2 Bun hands every request a body stream, empty or not, so the stream's
  * presence says nothing. A body without length is chunked (HTTP/1.1) or announced by its content-type.
  */
-function hasBody(request: Request): boolean {
+export function hasBody(request: Request): boolean {
   const length = request.headers.get("content-length");
   if (length !== null) return length !== "0";
   return request.headers.has("transfer-encoding") || request.headers.has("content-type");

@@ -9,6 +9,7 @@
  *                         sending --hold------> pending, waiting for its listener (next_attempt_at NULL)
  *                         sending --release---> pending, due now (shutdown: the send never finished)
  *   sending, lease expired --rescueExpiredLeases--> pending, due now (its worker died)
+ *   sending, at a server's start --releaseAll--> pending, due now (the process that held it died)
  *   pending, waiting --resume (after a successful probe)--> pending, due now
  *   pending, waiting longer than maxWaitMs --expireHeld--> missed
  *
@@ -126,6 +127,11 @@ export interface DeliveryStore {
   release(leases: Lease[], now: number): Promise<number>;
   /** Gives back every lease taken under `owner` (a worker known to be dead); returns how many. */
   releaseOwner(owner: string, now: number): Promise<number>;
+  /**
+   * Every lease back to pending, due now; returns how many. Only for a process that knows no other one delivers
+   * from this database (SQLite's server lock: store/sqlite/server-lock.ts), so every lease it finds is dead.
+   */
+  releaseAll(now: number): Promise<number>;
   /** Expired leases back to pending, due now; returns how many. */
   rescueExpiredLeases(now: number): Promise<number>;
   /** Held deliveries waiting longer than `maxWaitMs` become missed; returns how many. */

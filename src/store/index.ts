@@ -93,6 +93,8 @@ export interface Attempt {
   statusCode: number | null;
   durationMs: number;
   error: string | null;
+  /** The start of the receiver's response body (at most 1 KiB, as UTF-8); null without an answer or with an empty body. */
+  response: string | null;
 }
 
 export interface UsageEvent {

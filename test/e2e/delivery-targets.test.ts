@@ -47,6 +47,6 @@ test("a target allowed when saved but refused now is refused at connection time"
   expect(outside.requests.length).toBe(heardBefore);
   const attempts = await api.attempts(queue, id);
   expect(attempts).toHaveLength(3);
-  for (const a of attempts) expect(a.error).toBe("refused target: 127.0.0.2 is not a public address");
+  for (const a of attempts) expect(a.error).toBe("refused target: 127.0.0.2 is not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)");
   await waitFor(() => inside.probes().length > 0);
 });

@@ -73,7 +73,7 @@ test("a listener failing twice then acknowledging gets the same webhook-id three
   expect(got[2]!.at - got[1]!.at).toBeGreaterThanOrEqual(175);
   for (const x of got) expect(new Webhook(l.secret).verify(x.body, x.headers)).toMatchObject({ id, data: "payload" });
   const attempts = await api.attempts(queue, id);
-  expect(attempts.map((a: any) => [a.attempt, a.status_code])).toEqual([[3, 200], [2, 500], [1, 500]]);
+  expect(attempts.map((a: any) => [a.attempt, a.status_code, a.response])).toEqual([[3, 200, "ok"], [2, 500, "no"], [1, 500, "no"]]);
   expect((await api.listenerView(queue, l.id)).messages).toEqual({ acknowledged_count: 1, missed: [], missed_count: 0 });
 });
 

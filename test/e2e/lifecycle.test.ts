@@ -5,6 +5,15 @@ import { join } from "node:path";
 import { cli, PROTOS, startFanout, tempDir } from "./harness.ts";
 import { deliveryApi, Receiver } from "./receiver.ts";
 
+/** Runs the curl line the welcome printed with bash, as a person pasting it would; returns the HTTP status. */
+async function runWelcomeCurl(output: string, env: Record<string, string> = {}): Promise<string> {
+  const line = output.match(/^ +(curl .*)$/m)?.[1];
+  expect(line).toBeDefined();
+  const proc = Bun.spawn(["bash", "-c", `${line} -sS -o /dev/null -w '%{http_code}'`], { env: { ...process.env, ...env }, stdout: "pipe" });
+  const [status] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  return status;
+}
+
 describe("lifecycle", () => {
   test("first start onboards once and prints a generated owner key; a restart on the same file loses nothing", async () => {
     const dir = tempDir();
@@ -14,7 +23,7 @@ describe("lifecycle", () => {
     const out = first.output();
     const key = out.match(/owner key:\s+(fo_[0-9A-Za-z]{43})/)?.[1];
     expect(key).toBeDefined();
-    expect(out).toContain("curl");
+    expect(await runWelcomeCurl(out)).toBe("200");
     expect(out).toContain(db);
     expect(existsSync(join(dir, "tls-cert.pem"))).toBe(true);
     const made = await first.call("h1", "POST", "/v1/queues", { key: key!, body: { name: "kept" } });
@@ -28,6 +37,15 @@ describe("lifecycle", () => {
       expect(got.body.queue).toEqual(made.body.queue);
     }
     expect(await second.stop()).toBe(0);
+  });
+
+  test("with a given owner key, the welcome's curl line works when pasted into a shell that holds the key", async () => {
+    const key = `given-${crypto.randomUUID()}`;
+    const fanout = await startFanout({ args: ["--bootstrap-key", key], env: { FANOUT_BOOTSTRAP_KEY: "" } });
+    expect(fanout.output()).not.toContain(key);
+    expect(await runWelcomeCurl(fanout.output(), { FANOUT_BOOTSTRAP_KEY: key })).toBe("200");
+    expect((await fanout.call("h1", "GET", "/v1/queues", { key })).body.queues.map((q: { name: string }) => q.name)).toEqual(["first"]);
+    expect(await fanout.stop()).toBe(0);
   });
 
   test("orgs create works while a server runs on the same file, and the new org is isolated", async () => {

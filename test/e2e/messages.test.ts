@@ -191,7 +191,7 @@ for (const proto of PROTOS) {
 
       const attempts = await call("GET", `${path}/attempts`);
       expect(attempts.status).toBe(200);
-      expect(attempts.body.attempts).toContainEqual({ listener: l, attempt: 7, attempted_at: 1234, status_code: 503, duration_ms: 12, error: null });
+      expect(attempts.body.attempts).toContainEqual({ listener: l, attempt: 7, attempted_at: 1234, status_code: 503, duration_ms: 12, error: null, response: "busy" });
       expect(attempts.body._links.self.href).toBe(`${fanout.url}${path}/attempts`);
       const [delivery] = (await call("GET", path)).body.message.deliveries;
       expect(delivery).toEqual({ listener: l, state: "missed", attempts: 7, next_attempt_at: null, last_status: 503, last_error: "Service Unavailable" });

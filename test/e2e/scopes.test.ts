@@ -92,7 +92,8 @@ for (const proto of PROTOS) {
       const all = await call("GET", "/v1/messages?per_page=100", { key });
       expect(ids(all.body.messages)).toEqual([sent.body.message.id]);
       expect(all.headers.get("x-total-count")).toBe("1");
-      expect(ids((await call("GET", `/v1/queues/${q2.id}/messages`, { key })).body.messages)).not.toContain(theirs.id);
+      // Another queue's list is not filtered to nothing: it is outside the key's scope.
+      expectForbidden(await call("GET", `/v1/queues/${q2.id}/messages`, { key }));
       expectForbidden(await call("GET", `/v1/queues/${q2.id}/messages/${theirs.id}`, { key }));
       expectForbidden(await call("GET", "/v1/queues", { key }));
       expectForbidden(await call("GET", `/v1/queues/${q1.id}`, { key }));
@@ -125,12 +126,17 @@ for (const proto of PROTOS) {
       const { api_key: byQueue } = await keyWith([{ resource: "listeners", access: "read", targets: [q1.id] }]);
       expect(ids((await call("GET", "/v1/listeners?per_page=100", { key: byQueue })).body.listeners)).toEqual([l1.id]);
       expect((await call("GET", `/v1/queues/${q1.id}/listeners/${l1.id}`, { key: byQueue })).status).toBe(200);
+      expect(ids((await call("GET", `/v1/queues/${q1.id}/listeners`, { key: byQueue })).body.listeners)).toEqual([l1.id]);
+      expectForbidden(await call("GET", `/v1/queues/${q2.id}/listeners`, { key: byQueue }));
       expectForbidden(await call("GET", `/v1/queues/${q2.id}/listeners/${l2.id}`, { key: byQueue }));
       expectForbidden(await call("DELETE", `/v1/queues/${q1.id}/listeners/${l1.id}`, { key: byQueue }));
 
       const { api_key: byItem } = await keyWith([{ resource: "listeners", access: "write", targets: [l2.id] }]);
       expect(ids((await call("GET", "/v1/listeners?per_page=100", { key: byItem })).body.listeners)).toEqual([l2.id]);
       expect((await call("GET", `/v1/queues/${q2.id}/listeners/${l2.id}`, { key: byItem })).status).toBe(200);
+      // A queue's list is the queue's: a key for one of its listeners reads that listener, not the list.
+      expectForbidden(await call("GET", `/v1/queues/${q2.id}/listeners`, { key: byItem }));
+      expectForbidden(await call("GET", `/v1/queues/${q1.id}/listeners`, { key: byItem }));
       expectForbidden(await call("POST", `/v1/queues/${q2.id}/listeners`, { key: byItem, body: { name: `l-${label()}`, notify_url: url, liveness_url: url } }));
       expect((await call("DELETE", `/v1/queues/${q2.id}/listeners/${l2.id}`, { key: byItem })).status).toBe(200);
     });

@@ -189,7 +189,7 @@ for (const backend of BACKENDS) {
       expect(await stateOf(m.id)).toMatchObject({ state: "acknowledged", attempts: 1, lastStatus: 200, nextAttemptAt: null });
       expect((await store.listeners.get(org, queue.id, l.id)).messages).toEqual({ acknowledgedCount: 1, missed: [], missedCount: 0 });
       expect(await store.messages.attempts(org, queue.id, m.id)).toEqual([
-        { listenerId: l.id, listenerName: "one", attempt: 1, attemptedAt: clock.now() - 7, statusCode: 200, durationMs: 5, error: null },
+        { listenerId: l.id, listenerName: "one", attempt: 1, attemptedAt: clock.now() - 7, statusCode: 200, durationMs: 5, error: null, response: "ok" },
       ]);
       // The same completion again (a duplicate) changes nothing and counts nothing.
       expect(await store.deliveries.complete([completion(c!, { state: "acknowledged" }, clock.now())], clock.now())).toEqual([false]);

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { apiContext, type Deps } from "../../http/context.ts";
+import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link } from "../../http/links.ts";
 import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
 import { Query } from "../shared-model.ts";
@@ -27,7 +28,7 @@ export function apiKeyRoutes(deps: Deps) {
         body: ApiKeyBody,
         parse: jsonOrEmpty(),
         response: ApiKeyCreatedResponse,
-        detail: { summary: "Create an API key (the secret is shown only here)", tags: ["api_keys"] },
+        detail: { summary: "Create an API key (the secret is shown only here)", tags: ["api_keys"], responses: refusals(422) },
       },
     )
     .get(
@@ -53,7 +54,7 @@ export function apiKeyRoutes(deps: Deps) {
         body: ApiKeyBody,
         parse: jsonOrEmpty(),
         response: ApiKeyResponse,
-        detail: { summary: "Update an API key's name, status or scopes (scopes replace the whole array)", tags: ["api_keys"] },
+        detail: { summary: "Update an API key's name, status or scopes (scopes replace the whole array)", tags: ["api_keys"], responses: refusals(422, 423) },
       },
     )
     .delete(
@@ -62,6 +63,6 @@ export function apiKeyRoutes(deps: Deps) {
         await service.deleteApiKey(deps, auth, params.api_key_id, now);
         return undefined;
       },
-      { params: ApiKeyParams, detail: { summary: "Delete an API key", tags: ["api_keys"] } },
+      { params: ApiKeyParams, detail: { summary: "Delete an API key", tags: ["api_keys"], responses: emptyOk("Deleted; the body is empty", 423) } },
     );
 }

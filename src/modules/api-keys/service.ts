@@ -17,7 +17,7 @@ export type ApiKeyBody = { name?: string; status?: "enabled" | "disabled"; scope
 /** A lone `"*"` and any list holding `"*"` both mean everything; repeated ids are dropped. */
 function normaliseScopes(scopes: ScopeBody[]): Scope[] {
   const errors = scopes.flatMap((s, i) =>
-    PROTECTED.includes(s.resource) ? [{ path: `body/scopes/${i}/resource`, message: `${s.resource} is a protected scope` }] : [],
+    PROTECTED.includes(s.resource) ? [{ path: `/scopes/${i}/resource`, message: `${s.resource} is a protected scope` }] : [],
   );
   if (errors.length) throw unprocessable("Protected scopes (api_clients, api_keys, subscriptions) cannot be granted.", errors);
   return scopes.map((s) => {

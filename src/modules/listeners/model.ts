@@ -8,7 +8,7 @@ import { Links, ResourceName } from "../shared-model.ts";
 export const HttpUrl = t.String({
   maxLength: 2048,
   pattern: "^[hH][tT][tT][pP][sS]?://[^\\s/?#]+(?:[/?#]\\S*)?$",
-  description: "absolute http or https URL; its host must resolve to a public address or into --allow-targets",
+  description: "an absolute http or https URL; its host must resolve to a public address or into --allow-targets",
 });
 
 export const ListenerCreateBody = t.Object(

@@ -1,6 +1,7 @@
 import { Query } from "../shared-model.ts";
 import { Elysia } from "elysia";
 import { apiContext, type Deps } from "../../http/context.ts";
+import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
 import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
 import { makeTargetPolicy, type TargetPolicy } from "../../delivery/egress.ts";
@@ -9,8 +10,6 @@ import * as m from "./model.ts";
 import * as service from "./service.ts";
 
 const listenerPath = (queueId: string, id: string) => `/queues/${queueId}/listeners/${id}`;
-// The body is empty, which no response model can say in OpenAPI, so the response is documented directly.
-const EMPTY_200 = { 200: { description: "Deleted; the body is empty" } };
 const tags = ["listeners"];
 const Pretty = Query();
 const ListQuery = Query(PagingQuery);
@@ -88,7 +87,7 @@ function itemRoutes(deps: Deps, policy: TargetPolicy) {
       },
       {
         params: m.QueueParams, query: Pretty, body: m.ListenerCreateBody, response: m.ListenerCreatedResponse,
-        detail: { summary: "Register a listener on a queue; the response carries its signing secret", tags },
+        detail: { summary: "Register a listener on a queue; the response carries its signing secret", tags, responses: refusals(409, 422) },
       },
     )
     .get(
@@ -107,7 +106,7 @@ function itemRoutes(deps: Deps, policy: TargetPolicy) {
       },
       {
         params: m.ListenerParams, query: Pretty, body: m.ListenerUpdateBody, response: m.ListenerRefResponse,
-        detail: { summary: "Change a listener's name or URLs", tags },
+        detail: { summary: "Change a listener's name or URLs", tags, responses: refusals(409, 422) },
       },
     )
     .delete(
@@ -116,7 +115,7 @@ function itemRoutes(deps: Deps, policy: TargetPolicy) {
         await service.deleteListener(deps, auth, params.queue_id, params.listener_id, now);
         return undefined;
       },
-      { params: m.ListenerParams, query: Pretty, detail: { summary: "Delete a listener; its pending deliveries stop", tags, responses: EMPTY_200 } },
+      { params: m.ListenerParams, query: Pretty, detail: { summary: "Delete a listener; its pending deliveries stop", tags, responses: emptyOk("Deleted; the body is empty") } },
     );
 }
 

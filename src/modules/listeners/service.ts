@@ -51,9 +51,14 @@ export async function createListener(deps: Deps, policy: TargetPolicy, auth: Aut
   return { listener, secret };
 }
 
-/** Lists are filtered to what the key may read; `queueId` absent means every queue of the organization. */
+/**
+ * A queue's listeners are one resource: the key must cover the queue, else 403. Only the list across queues
+ * (`queueId` absent) is filtered to what the key may read.
+ */
 export async function listListeners(deps: Deps, auth: Auth, queueId: string | undefined, page: Page) {
-  return deps.store.listeners.list(auth.orgId, { queueId, visible: visibleTo(auth.key, "listeners") }, page);
+  if (queueId === undefined) return deps.store.listeners.list(auth.orgId, { visible: visibleTo(auth.key, "listeners") }, page);
+  requireScope(auth.key, "listeners", "read", [queueId]);
+  return deps.store.listeners.list(auth.orgId, { queueId, visible: "all" }, page);
 }
 
 export async function getListener(deps: Deps, auth: Auth, queueId: string, id: string): Promise<Listener> {

@@ -50,7 +50,8 @@ const Attempt = t.Object({
   attempted_at: t.Integer({ description: "epoch ms" }),
   status_code: Nullable(t.Integer()),
   duration_ms: t.Integer(),
-  error: Nullable(t.String()),
+  error: Nullable(t.String({ description: "why the attempt failed without a status (timeout, refused address, …)" })),
+  response: Nullable(t.String({ description: "the start of the receiver's response body (at most 1 KiB, as UTF-8); null without an answer or with an empty body" })),
 });
 
 export const MessageRefResponse = t.Object({ message: MessageRef, _links: Links });

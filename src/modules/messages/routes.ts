@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { apiContext, type Deps } from "../../http/context.ts";
+import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
 import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
 import type { Attempt, DeliveryStatus } from "../../store/index.ts";
@@ -12,8 +13,6 @@ import type { HotRoute } from "../../http/hot.ts";
 import type { Auth } from "../../http/auth.ts";
 
 const messagePath = (queueId: string, id: string) => `/queues/${queueId}/messages/${id}`;
-// The body is empty, which no response model can say in OpenAPI, so the response is documented directly.
-const EMPTY_200 = { 200: { description: "Deleted; the body is empty" } };
 const tags = ["messages"];
 const Pretty = Query();
 const ListQuery = Query(PagingQuery);
@@ -42,6 +41,7 @@ const attemptView = (a: Attempt) => ({
   status_code: a.statusCode,
   duration_ms: a.durationMs,
   error: a.error,
+  response: a.response,
 });
 
 function messageList(deps: Deps) {
@@ -130,7 +130,7 @@ function messageWrites(deps: Deps, queues: QueueCache) {
       async (ctx) => publish(deps, queues, ctx),
       {
         parse: jsonOrEmpty({ data: null }), params: m.QueueParams, query: Pretty, body: m.MessageCreateBody, response: m.MessageRefResponse,
-        detail: { summary: "Publish a message to a queue's listeners", tags },
+        detail: { summary: "Publish a message to a queue's listeners (without a body: null data)", tags, responses: refusals(409, 413, 422) },
       },
     )
     .put(
@@ -150,6 +150,6 @@ function messageWrites(deps: Deps, queues: QueueCache) {
         await service.deleteMessage(deps, auth, params.queue_id, params.message_id, now);
         return undefined;
       },
-      { params: m.MessageParams, query: Pretty, detail: { summary: "Delete a message; its pending deliveries stop", tags, responses: EMPTY_200 } },
+      { params: m.MessageParams, query: Pretty, detail: { summary: "Delete a message; its pending deliveries stop", tags, responses: emptyOk("Deleted; the body is empty") } },
     );
 }

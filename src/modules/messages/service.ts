@@ -61,9 +61,14 @@ export async function publishMessage(deps: Deps, queues: QueueCache, auth: Auth,
   return message;
 }
 
-/** Lists are filtered to what the key may read; `queueId` absent means every queue of the organization. */
+/**
+ * A queue's messages are one resource: the key must cover the queue, else 403. Only the list across queues
+ * (`queueId` absent) is filtered to what the key may read.
+ */
 export async function listMessages(deps: Deps, auth: Auth, queueId: string | undefined, page: Page) {
-  return deps.store.messages.list(auth.orgId, { queueId, visible: visibleTo(auth.key, "messages") }, page);
+  if (queueId === undefined) return deps.store.messages.list(auth.orgId, { visible: visibleTo(auth.key, "messages") }, page);
+  requireScope(auth.key, "messages", "read", [queueId]);
+  return deps.store.messages.list(auth.orgId, { queueId, visible: "all" }, page);
 }
 
 export async function getMessage(deps: Deps, auth: Auth, queueId: string, id: string) {

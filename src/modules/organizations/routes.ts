@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { apiContext, type Deps } from "../../http/context.ts";
+import { refusals } from "../../http/openapi.ts";
 import { link } from "../../http/links.ts";
 import type { Org } from "../../store/index.ts";
 import { ApiClientBody, ApiClientParams, ApiClientResponse } from "./model.ts";
@@ -29,7 +30,7 @@ export function organizationRoutes(deps: Deps) {
         body: ApiClientBody,
         parse: jsonOrEmpty(),
         response: ApiClientResponse,
-        detail: { summary: "Rename an api client (organization)", tags: ["api_clients"] },
+        detail: { summary: "Rename an api client (organization)", tags: ["api_clients"], responses: refusals(409, 422) },
       },
     );
 }

@@ -26,11 +26,11 @@ export async function updateApiClient(deps: Deps, auth: Auth, id: string, body: 
   requireScope(auth.key, "api_clients", "write", [id]);
   const current = await ownOrg(deps, auth, id);
   if (body.id !== undefined && body.id !== id) {
-    throw unprocessable("The id in the body differs from the one in the path; ids cannot be changed.", [{ path: "body/id", message: "must equal the path's id" }]);
+    throw unprocessable("The id in the body differs from the one in the path; ids cannot be changed.", [{ path: "/id", message: "must equal the path's id" }]);
   }
   if (body.name !== undefined && !isOrgName(body.name)) {
     throw unprocessable("Organization names are lowercase reverse domain notation, e.g. com.example.team.", [
-      { path: "body/name", message: "at least two dot-separated labels of a-z, 0-9 and -, each starting with a letter or digit, at most 253 characters" },
+      { path: "/name", message: "at least two dot-separated labels of a-z, 0-9 and -, each starting with a letter or digit, at most 253 characters" },
     ]);
   }
   return deps.store.orgs.rename(auth.orgId, body.name ?? current.name, now, auth.actor);

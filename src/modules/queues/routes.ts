@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { apiContext, type Deps } from "../../http/context.ts";
+import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
 import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
 import { Query } from "../shared-model.ts";
@@ -25,7 +26,7 @@ export function queueRoutes(deps: Deps) {
       parse: jsonOrEmpty(),
       body: QueueBody,
       response: QueueResponse,
-      detail: { summary: "Create a queue (the body is optional)", tags: ["queues"] },
+      detail: { summary: "Create a queue (the body is optional)", tags: ["queues"], responses: refusals(409, 422) },
     })
     .get(
       "/queues",
@@ -51,7 +52,7 @@ export function queueRoutes(deps: Deps) {
         const { queue, listeners } = await service.updateQueue(deps, auth, params.queue_id, body, now);
         return queueView(origin, queue, listeners);
       },
-      { params: QueueParams, body: QueueBody, response: QueueResponse, detail: { summary: "Replace a queue's name and schema", tags: ["queues"] } },
+      { params: QueueParams, body: QueueBody, response: QueueResponse, detail: { summary: "Replace a queue's name and schema", tags: ["queues"], responses: refusals(409, 422) } },
     )
     .delete(
       "/queues/:queue_id",
@@ -59,6 +60,6 @@ export function queueRoutes(deps: Deps) {
         await service.deleteQueue(deps, auth, params.queue_id, now);
         return undefined;
       },
-      { params: QueueParams, detail: { summary: "Delete a queue with its listeners and messages", tags: ["queues"] } },
+      { params: QueueParams, detail: { summary: "Delete a queue with its listeners and messages", tags: ["queues"], responses: emptyOk("Deleted; the body is empty") } },
     );
 }

@@ -1,11 +1,16 @@
 import type { Directive, FieldError, QueueMessageSchema } from "./message-schema.ts";
 import { codePointLength, isRecord, ownValue, pointerSegment } from "./json-values.ts";
+import { compilePattern, patternProblem, STEP_BUDGET, type Pattern } from "./patterns.ts";
+
+/** What one message may still spend on patterns (patterns.ts), shared by every check of that message. */
+export type Budget = { steps: number };
+export const freshBudget = (): Budget => ({ steps: STEP_BUDGET });
 
 /**
  * A precompiled check: pushes one error per failing path onto `errors` and never stops early, because a
  * refused publish must list every failing path (PRODUCT §5).
  */
-export type Check = (value: unknown, path: string, errors: FieldError[]) => void;
+export type Check = (value: unknown, path: string, errors: FieldError[], budget: Budget) => void;
 
 /** Precondition: checkSchema(schema) returned []; an invalid pattern would throw here. */
 export function compileSchema(schema: QueueMessageSchema): Check {
@@ -15,13 +20,13 @@ export function compileSchema(schema: QueueMessageSchema): Check {
 function compileDirective(directive: Directive): Check {
   const check = compileType(directive);
   if (directive.required === false) {
-    return (value, path, errors) => {
-      if (value !== null && value !== undefined) check(value, path, errors);
+    return (value, path, errors, budget) => {
+      if (value !== null && value !== undefined) check(value, path, errors, budget);
     };
   }
-  return (value, path, errors) => {
+  return (value, path, errors, budget) => {
     if (value === null || value === undefined) errors.push({ path, message: "is required" });
-    else check(value, path, errors);
+    else check(value, path, errors, budget);
   };
 }
 
@@ -45,12 +50,12 @@ function compileObject(props: Record<string, Directive>, strict: boolean): Check
     check: compileDirective(props[name]!),
   }));
   const declared = new Set(fields.map((field) => field.name));
-  return (value, path, errors) => {
+  return (value, path, errors, budget) => {
     if (!isRecord(value)) {
       errors.push({ path, message: "must be an object" });
       return;
     }
-    for (const field of fields) field.check(ownValue(value, field.name), path + field.segment, errors);
+    for (const field of fields) field.check(ownValue(value, field.name), path + field.segment, errors, budget);
     if (!strict) return;
     for (const name of Object.keys(value)) {
       if (!declared.has(name)) errors.push({ path: path + pointerSegment(name), message: "is not a declared property" });
@@ -60,25 +65,24 @@ function compileObject(props: Record<string, Directive>, strict: boolean): Check
 
 function compileArray(items: Directive): Check {
   const checkItem = compileDirective(items);
-  return (value, path, errors) => {
+  return (value, path, errors, budget) => {
     if (!Array.isArray(value)) {
       errors.push({ path, message: "must be an array" });
       return;
     }
-    for (let i = 0; i < value.length; i++) checkItem(value[i], path + "/" + i, errors);
+    for (let i = 0; i < value.length; i++) checkItem(value[i], path + "/" + i, errors, budget);
   };
 }
 
 type StringDirective = Extract<Directive, { type: "string" }>;
 
 function compileString(directive: StringDirective): Check {
-  // No flags, as checkSchema compiles it: without g or y, .test() carries no lastIndex from one message to the next.
-  const pattern = directive.pattern == null ? null : new RegExp(directive.pattern);
+  const pattern = directive.pattern == null ? null : patternOf(directive.pattern);
   const allowed = directive.enum == null ? null : new Set(directive.enum);
   const allowedList = directive.enum?.map((value) => JSON.stringify(value)).join(", ");
   const min = directive.min ?? null;
   const max = directive.max ?? null;
-  return (value, path, errors) => {
+  return (value, path, errors, budget) => {
     if (typeof value !== "string") {
       errors.push({ path, message: "must be a string" });
       return;
@@ -88,11 +92,28 @@ function compileString(directive: StringDirective): Check {
       if (min !== null && length < min) errors.push({ path, message: `must have at least ${min} characters` });
       if (max !== null && length > max) errors.push({ path, message: `must have at most ${max} characters` });
     }
-    if (pattern !== null && !pattern.test(value)) {
-      errors.push({ path, message: `must match the pattern ${directive.pattern}` });
-    }
+    if (pattern !== null) checkPattern(pattern, value, path, errors, budget);
     if (allowed !== null && !allowed.has(value)) errors.push({ path, message: `must be one of ${allowedList}` });
   };
+}
+
+/** A schema saved before patterns ran on RE2 may hold one RE2 cannot run: its strings fail with the reason, not a 500. */
+function patternOf(source: string): Pattern | { problem: string } {
+  const problem = patternProblem(source);
+  return problem ? { problem } : compilePattern(source);
+}
+
+function checkPattern(pattern: Pattern | { problem: string }, value: string, path: string, errors: FieldError[], budget: Budget): void {
+  if ("problem" in pattern) {
+    errors.push({ path, message: `cannot be checked: the queue schema's pattern ${pattern.problem}; update the schema` });
+    return;
+  }
+  budget.steps -= pattern.steps(value);
+  if (budget.steps < 0) {
+    errors.push({ path, message: `is more text than fanout checks against patterns in one message (see docs/security.md)` });
+  } else if (!pattern.test(value)) {
+    errors.push({ path, message: `must match the pattern ${pattern.source}` });
+  }
 }
 
 function compileNumber(min: number | null, max: number | null): Check {

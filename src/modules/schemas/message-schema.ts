@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { compileSchema, type Check } from "./data-checkers.ts";
+import { compileSchema, freshBudget, type Check } from "./data-checkers.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../lib/json-depth.ts";
 import { isRecord } from "./json-values.ts";
 
 export { checkSchema, MAX_SCHEMA_DEPTH } from "./schema-checks.ts";
@@ -78,6 +79,8 @@ export function checkerFor(schema: QueueMessageSchema, id: string): Check {
 export function validateData(schema: QueueMessageSchema, id: string, data: unknown): DataCheck {
   let value = data;
   if (typeof data === "string") {
+    // The body's own depth was bounded before parsing (http/body.ts); JSON inside a string is bounded here.
+    if (nestsDeeperThan(data)) return { ok: false, errors: [{ path: "", message: `data must be JSON nested at most ${MAX_JSON_DEPTH} levels` }] };
     try {
       value = JSON.parse(data);
     } catch {
@@ -86,6 +89,6 @@ export function validateData(schema: QueueMessageSchema, id: string, data: unkno
     }
   }
   const errors: FieldError[] = [];
-  checkerFor(schema, id)(value, "", errors);
+  checkerFor(schema, id)(value, "", errors, freshBudget());
   return errors.length === 0 ? { ok: true, value } : { ok: false, errors };
 }

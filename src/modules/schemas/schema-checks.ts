@@ -1,5 +1,6 @@
 import type { FieldError } from "./message-schema.ts";
 import { isRecord, pointerSegment } from "./json-values.ts";
+import { patternProblem } from "./patterns.ts";
 
 /**
  * Deeper schemas are refused so that compiling and validating, which recurse once per level, cannot
@@ -88,12 +89,8 @@ function checkBoolean(directive: Directive, key: string, path: string, report: R
 function checkPattern(pattern: unknown, path: string, report: Report): void {
   if (pattern === undefined || pattern === null) return;
   if (typeof pattern !== "string") return report(path, "must be a string or null");
-  try {
-    new RegExp(pattern);
-  } catch (error) {
-    // The compile failure is the finding itself: it becomes the 422 the schema author sees.
-    report(path, `is not a valid regular expression: ${(error as Error).message}`);
-  }
+  const problem = patternProblem(pattern);
+  if (problem) report(path, problem);
 }
 
 function checkEnum(values: unknown, path: string, report: Report): void {

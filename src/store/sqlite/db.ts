@@ -11,7 +11,7 @@
  * connection to the same data, which a true in-memory database cannot give.
  */
 import { Database } from "bun:sqlite";
-import { mkdirSync, rmSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { randomBase62 } from "../../lib/ids.ts";
@@ -48,6 +48,28 @@ export function openDatabase(path: string, durability: Durability, temporary = f
   // In memory, RAM holds what one transaction changes, and the temporary b-trees of sorts without an index.
   db.run("PRAGMA temp_store = MEMORY");
   return db;
+}
+
+/**
+ * The database holds listener signing secrets, so its files are the owner's only (0600), as the TLS key is.
+ * SQLite gives the -wal and -shm files it creates the database file's mode; files made by an older version are
+ * narrowed here. Only before this process first opens the database: closing any descriptor of a file drops every
+ * POSIX lock the process holds on it, SQLite's own included (the checkpointer's -shm read had that bug).
+ */
+export function makePrivate(path: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  createPrivateFile(path);
+  for (const file of [`${path}-wal`, `${path}-shm`]) if (existsSync(file)) narrow(file);
+}
+
+/** Creates `path` empty with mode 0600 if missing, else narrows its mode; the same rule as makePrivate applies. */
+export function createPrivateFile(path: string): void {
+  if (!existsSync(path)) closeSync(openSync(path, "wx", 0o600));
+  narrow(path);
+}
+
+function narrow(path: string): void {
+  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
 }
 
 export function removeTemporary(location: DbLocation): void {

@@ -230,6 +230,9 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     async releaseOwner(owner, now) {
       return write(() => s.releaseOwner.run({ prefix: `${owner}:`, now }).changes);
     },
+    async releaseAll(now) {
+      return write(() => s.releaseAll.run({ now }).changes);
+    },
     async rescueExpiredLeases(now) {
       return write(() => s.rescue.run({ now }).changes);
     },

@@ -76,6 +76,8 @@ export const SQL = {
     WHERE id = $id AND state = 'sending' AND lease_owner = $token`,
   releaseOwner: `UPDATE deliveries SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now
     WHERE state = 'sending' AND substr(lease_owner, 1, length($prefix)) = $prefix`,
+  releaseAll: `UPDATE deliveries SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now
+    WHERE state = 'sending'`,
   rescue: `UPDATE deliveries SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now
     WHERE state = 'sending' AND lease_expires_at <= $now`,
   heldTooLong: `SELECT d.id AS id, d.listener_seq AS listenerSeq, m.id AS messageId

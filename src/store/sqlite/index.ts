@@ -1,4 +1,5 @@
-import { openDatabase, resolveLocation, removeTemporary, type Durability } from "./db.ts";
+import { existsSync, statSync } from "node:fs";
+import { createPrivateFile, makePrivate, openDatabase, resolveLocation, removeTemporary, type Durability } from "./db.ts";
 import { applyMigrations } from "./migrations.ts";
 import { orgStore } from "./orgs.ts";
 import { apiKeyStore } from "./api-keys.ts";
@@ -32,6 +33,7 @@ export type SqliteStore = Store & { path: string; lockSignal: LockSignal };
 /** Opens (and by default migrates) the database at `location`: a file path, or `:memory:` for a throwaway one. */
 export function openSqliteStore(location: string, options: SqliteOptions): SqliteStore {
   const where = resolveLocation(location);
+  makePrivate(where.path);
   const sqlite = openDatabase(where.path, options.durability, where.temporary);
   if (options.migrate !== false) applyMigrations(sqlite);
   const lockSignal = new LockSignal();
@@ -51,7 +53,10 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
     events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
     async backup(file) {
-      // VACUUM INTO writes a consistent, compacted copy from one read transaction while writers go on.
+      // VACUUM INTO writes a consistent, compacted copy from one read transaction while writers go on. It accepts
+      // an empty file, made first so the copy of the secrets is private from its first byte.
+      if (existsSync(file) && statSync(file).size > 0) throw new Error(`${file} exists; a backup never overwrites a file`);
+      createPrivateFile(file);
       sqlite.run("VACUUM INTO ?", [file]);
     },
     async close() {

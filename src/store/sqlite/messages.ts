@@ -101,7 +101,7 @@ export function messageStore({ db, write }: Conn): MessageStore {
       return db
         .select({
           listenerId: listeners.id, listenerName: listeners.name, attempt: attempts.attempt, attemptedAt: attempts.attemptedAt,
-          statusCode: attempts.statusCode, durationMs: attempts.durationMs, error: attempts.error,
+          statusCode: attempts.statusCode, durationMs: attempts.durationMs, error: attempts.error, response: attempts.response,
         })
         .from(attempts)
         .innerJoin(deliveries, eq(deliveries.id, attempts.deliveryId))
