@@ -12,7 +12,8 @@ import type { Queue } from "./queue.tsx";
 type Ref = { id: string; name: string };
 export type Delivery = { listener: Ref; state: string; attempts: number; next_attempt_at: number | null; last_status: number | null; last_error: string | null };
 export type Message = { id: string; name: string | null; data: unknown; created_at: number; deliveries: Delivery[] };
-type Attempt = { listener: Ref; attempt: number; attempted_at: number; status_code: number | null; duration_ms: number; error: string | null };
+/** `cycle` counts the delivery's cycles: a redelivery or a replay starts a new one (absent on older servers). */
+type Attempt = { listener: Ref; attempt: number; cycle?: number; attempted_at: number; status_code: number | null; duration_ms: number; error: string | null };
 
 export function MessageView({ queue, messageId }: { queue: Queue; messageId: string }) {
   const path = `/v1/queues/${enc(queue.id)}/messages/${enc(messageId)}`;
@@ -93,10 +94,10 @@ function Attempts({ attempts, total }: { attempts: Attempt[]; total: number }) {
           <thead><tr><th>When</th><th>Listener</th><th>#</th><th>Answer</th><th>Took</th></tr></thead>
           <tbody>
             {attempts.map((a) => (
-              <tr key={`${a.listener.id}-${a.attempted_at}-${a.attempt}`}>
+              <tr key={`${a.listener.id}-${a.cycle ?? 1}-${a.attempt}-${a.attempted_at}`}>
                 <td data-label="When"><When ms={a.attempted_at} /></td>
                 <td data-label="Listener">{a.listener.name}</td>
-                <td data-label="Attempt">{a.attempt}</td>
+                <td data-label="Attempt">{a.attempt}{(a.cycle ?? 1) > 1 && <span class="muted" title="A redelivery or a replay starts a new cycle with a fresh retry schedule."> · cycle {a.cycle}</span>}</td>
                 <td data-label="Answer"><HttpStatus code={a.status_code} />{a.error && <span class="error-text">{a.error}</span>}</td>
                 <td data-label="Took">{a.duration_ms} ms</td>
               </tr>
