@@ -17,6 +17,16 @@ function errorOf(argv: string[], env: Record<string, string | undefined> = {}): 
   throw new Error(`expected a ConfigError for ${JSON.stringify({ argv, env })}`);
 }
 
+describe("retention", () => {
+  test("takes days, any other duration, and 0 for keeping everything", () => {
+    expect(config([], { FANOUT_RETENTION: "7d" }).retentionMs).toBe(7 * 86_400_000);
+    expect(config(["--retention", "90m"]).retentionMs).toBe(5_400_000);
+    expect(config(["--retention=0"]).retentionMs).toBe(0);
+    expect(errorOf(["--retention", "1.5d"])).toContain("--retention");
+    expect(errorOf([], { FANOUT_RETENTION: "-1d" })).toContain("0 to keep everything");
+  });
+});
+
 describe("defaults", () => {
   test("no arguments and no variables give serve with the documented defaults", () => {
     const expected: Config = {
@@ -30,6 +40,7 @@ describe("defaults", () => {
       deliveryTimeoutMs: 15_000,
       livenessIntervalMs: 30_000,
       shutdownTimeoutMs: 10_000,
+      retentionMs: 30 * 86_400_000,
       rateLimit: 60_000,
       lockout: { attempts: 10, windowMs: 60_000, lockMs: 300_000 },
       trustProxy: false,
@@ -37,13 +48,14 @@ describe("defaults", () => {
       durability: "normal",
       deliveryConcurrency: 256,
       listenerConcurrency: 16,
+      logFormat: "text",
     };
     expect(loadConfig({}, [])).toEqual({ command: { name: "serve" }, config: expected });
   });
 
   test("optional settings stay absent", () => {
     const result = config();
-    for (const key of ["tlsCert", "tlsKey", "baseUrl", "bootstrapKey"]) expect(key in result).toBe(false);
+    for (const key of ["tlsCert", "tlsKey", "baseUrl", "bootstrapKey", "metricsToken"]) expect(key in result).toBe(false);
   });
 
   test("loadConfig reads neither process.env nor process.argv", () => {
@@ -76,6 +88,8 @@ describe("each flag and its variable", () => {
     ["--durability", "FANOUT_DURABILITY", "full", "durability", "full"],
     ["--delivery-concurrency", "FANOUT_DELIVERY_CONCURRENCY", "8", "deliveryConcurrency", 8],
     ["--listener-concurrency", "FANOUT_LISTENER_CONCURRENCY", "2", "listenerConcurrency", 2],
+    ["--metrics-token", "FANOUT_METRICS_TOKEN", "scrape-0123456789abcdef", "metricsToken", "scrape-0123456789abcdef"],
+    ["--log-format", "FANOUT_LOG_FORMAT", "json", "logFormat", "json"],
   ];
 
   for (const [flag, env, text, key, value] of cases) {
@@ -122,7 +136,8 @@ describe("precedence", () => {
 });
 
 describe("durations", () => {
-  test("parseDuration reads whole numbers with ms, s, m or h", () => {
+  test("parseDuration reads whole numbers with ms, s, m, h or d", () => {
+    expect(parseDuration("30d")).toBe(2_592_000_000);
     expect(parseDuration("250ms")).toBe(250);
     expect(parseDuration("5s")).toBe(5_000);
     expect(parseDuration("2m")).toBe(120_000);
@@ -131,7 +146,7 @@ describe("durations", () => {
   });
 
   test("parseDuration refuses anything else", () => {
-    for (const text of ["", "5", "1.5s", "-1s", "1d", "5 s", "1h30m", "s", "5S", "1e3ms"]) {
+    for (const text of ["", "5", "1.5s", "-1s", "1w", "5 s", "1h30m", "s", "5S", "1e3ms"]) {
       expect(() => parseDuration(text)).toThrow(ConfigError);
     }
     expect(() => parseDuration("5")).toThrow("invalid duration '5'");
@@ -203,6 +218,21 @@ describe("bootstrap key", () => {
       expect(message).toEndWith(`got ${key.length} characters`);
       if (key) expect(message).not.toContain(key);
     }
+  });
+});
+
+describe("metrics token and log format", () => {
+  test("a metrics token is 16 or more printable ASCII characters, refused without echoing it", () => {
+    for (const token of ["only-15-chars-x", "has space in the token", "clé-secrète-de-métriques"]) {
+      const message = errorOf([], { FANOUT_METRICS_TOKEN: token });
+      expect(message).toStartWith("invalid FANOUT_METRICS_TOKEN: expected 16 or more printable ASCII characters");
+      expect(message).not.toContain(token);
+    }
+    expect(config(["--metrics-token=0123456789abcdef"]).metricsToken).toBe("0123456789abcdef");
+  });
+
+  test("the log format is text or json", () => {
+    expect(errorOf(["--log-format", "yaml"])).toBe("invalid --log-format: expected text or json, got 'yaml'");
   });
 });
 

@@ -10,7 +10,7 @@ import { durationToMs, MAX_TIMER_MS } from "./lib/durations";
 
 export type Command =
   | { name: "serve" } | { name: "migrate" } | { name: "version" } | { name: "help" }
-  | { name: "orgs-create"; orgName: string } | { name: "orgs-list" } | { name: "backup"; file: string }
+  | { name: "orgs-create"; orgName: string } | { name: "orgs-list" } | { name: "backup"; file: string } | { name: "compact" }
   | { name: "completion"; shell: Shell };
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -47,6 +47,7 @@ function toInteger(text: string): number {
   return Number.isSafeInteger(value) ? value : Number.NaN;
 }
 const toMs = (text: string) => durationToMs(text) ?? Number.NaN;
+const toMsOrZero = (text: string) => (text.trim() === "0" ? 0 : toMs(text));
 const toBoolean = (text: string) => BOOLEANS[text.trim().toLowerCase()];
 const toMsList = (text: string) => text.split(",").map((part) => durationToMs(part));
 
@@ -83,6 +84,7 @@ function toOrigin(text: string): string | undefined {
 
 const timer = (min: number) => ({ minimum: min, maximum: MAX_TIMER_MS });
 const DURATION = `a duration such as 250ms, 5s, 2m or 1h (a whole number, at most ${Math.floor(MAX_TIMER_MS / 3_600_000)}h)`;
+const RETENTION = "a duration such as 30d, 12h or 90m, or 0 to keep everything";
 const POSITIVE = "a positive integer";
 
 /** Attaches a setting's command-line face to its schema, so the schema stays the one description of the setting. */
@@ -139,6 +141,12 @@ export const ConfigSchema = Type.Object({
   /** Milliseconds a graceful stop may take before in-flight work is abandoned, so SIGTERM always ends the process. */
   shutdownTimeoutMs: setting(Type.Integer(timer(0)), toMs, DURATION, { flag: "--shutdown-timeout",
     env: "FANOUT_SHUTDOWN_TIMEOUT", arg: "<duration>", default: "10s", about: "bound on a graceful stop (SIGTERM, SIGINT)" }),
+  /**
+   * Milliseconds a final message (every delivery acknowledged or missed) is kept, with its deliveries and attempts,
+   * so the database stops growing under a steady load; 0 keeps everything (PRODUCT §9).
+   */
+  retentionMs: setting(Type.Integer({ minimum: 0 }), toMsOrZero, RETENTION, { flag: "--retention", env: "FANOUT_RETENTION",
+    arg: "<duration>", default: "30d", about: "how long final messages are kept; 0 keeps everything" }),
   /** Requests per minute per API key; 0 turns limiting off. Keeps one noisy client from monopolizing the writer. */
   rateLimit: setting(Type.Integer({ minimum: 0 }), toInteger, "a non-negative integer", { flag: "--rate-limit",
     env: "FANOUT_RATE_LIMIT", arg: "<n>", default: "60000", about: "requests per minute per API key; 0 turns limiting off" }),
@@ -164,6 +172,14 @@ export const ConfigSchema = Type.Object({
   /** Delivery requests in flight to one listener, so one slow listener cannot starve the rest. */
   listenerConcurrency: setting(Type.Integer({ minimum: 1 }), toInteger, POSITIVE, { flag: "--listener-concurrency",
     env: "FANOUT_LISTENER_CONCURRENCY", arg: "<n>", default: "16", about: "delivery requests in flight to one listener" }),
+  /** Bearer token that GET /metrics requires from any address; unset, /metrics answers loopback clients only. */
+  metricsToken: Type.Optional(setting(Type.String({ pattern: "^[\\x21-\\x7e]{16,}$" }), asText,
+    "16 or more printable ASCII characters without spaces",
+    { flag: "--metrics-token", env: "FANOUT_METRICS_TOKEN", arg: "<token>", unset: "none: loopback clients only", secret: true,
+      about: "bearer token for GET /metrics" })),
+  /** `text`: one readable line per event; `json`: one JSON object per line, for log collectors. */
+  logFormat: setting(Type.Union([Type.Literal("text"), Type.Literal("json")]), asText, "text or json",
+    { flag: "--log-format", env: "FANOUT_LOG_FORMAT", arg: "<text|json>", default: "text", about: "text or json lines" }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -185,6 +201,7 @@ export const COMMANDS = [
   ["orgs create <name>", "create an organization (reverse-DNS name); prints its id and owner key"],
   ["orgs list", "list organizations"],
   ["backup <file>", "write an online copy of the database to <file>"],
+  ["compact", "give the space of deleted messages back to the file system (the server stopped)"],
   ["completion <shell>", `print a completion script for ${SHELL_LIST}`],
   ["version", "print the version (also --version, -v)"],
   ["help", "print this text (also --help, -h)"],
@@ -203,10 +220,27 @@ export const HELP_TEXT = [
     return `  ${flag.padEnd(38)}${cli.env.padEnd(30)}default: ${shown}\n      ${cli.about}`;
   }),
   "",
-  "Durations are written 250ms, 5s, 2m or 1h (whole numbers). Booleans: on|off, true|false, 1|0.",
+  "Durations are written 250ms, 5s, 2m, 1h or 30d (whole numbers). Booleans: on|off, true|false, 1|0.",
   "Shell completion: source <(fanout completion bash) in ~/.bashrc, likewise for zsh; fanout completion fish | source.",
   "",
 ].join("\n");
+
+/**
+ * The settings as the start line logs them, by key: lists comma-joined, the lockout as `N/window:lock` in ms. A
+ * secret appears only as "set", never its value or its length.
+ */
+export function loggableSettings(config: Config): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const { key, cli } of SETTINGS) {
+    const value = config[key] as unknown;
+    if (value === undefined) continue;
+    if (cli.secret) out[key] = "set";
+    else if (Array.isArray(value)) out[key] = value.join(",");
+    else if (key === "lockout") out[key] = `${config.lockout.attempts}/${config.lockout.windowMs}ms:${config.lockout.lockMs}ms`;
+    else out[key] = value as string | number | boolean;
+  }
+  return out;
+}
 
 /** Milliseconds for `250ms`, `5s`, `2m`, `1h`; whole numbers only (see lib/durations.ts). */
 export function parseDuration(text: string): number {
@@ -269,7 +303,7 @@ function readArgs(argv: string[]): { words: string[]; flags: Map<Key, Raw> } {
 function readCommand(words: string[]): Command {
   const [first = "serve", ...rest] = words;
   switch (first) {
-    case "serve": case "migrate": case "version": case "help":
+    case "serve": case "migrate": case "compact": case "version": case "help":
       return refuseExtra(first, rest, { name: first });
     case "backup":
       if (!rest[0]) throw new ConfigError("missing argument for backup: expected a file path (fanout backup <file>)");

@@ -4,7 +4,7 @@
  * bound, close the database cleanly, exit 0.
  */
 import { resolve } from "node:path";
-import type { Config } from "./config.ts";
+import { loggableSettings, type Config } from "./config.ts";
 import { openSqliteStore } from "./store/sqlite/index.ts";
 import { lockServer } from "./store/sqlite/server-lock.ts";
 import { bootstrap, type Onboarded } from "./modules/organizations/onboarding.ts";
@@ -17,10 +17,13 @@ import { startEventSweep } from "./modules/events/sweep.ts";
 import { systemClock } from "./lib/clock.ts";
 import { consoleLogger } from "./lib/log.ts";
 import { warnOnLowFileLimit } from "./lib/file-limit.ts";
+import { LogEvents } from "./lib/log-events.ts";
+import { Metrics } from "./metrics/registry.ts";
 import { VERSION } from "./version.ts";
 
 export async function runServe(config: Config): Promise<number> {
-  const log = consoleLogger();
+  const log = consoleLogger({ format: config.logFormat });
+  const events = new LogEvents(log);
   warnOnLowFileLimit(log);
   // Before the store opens: a second server must not migrate, checkpoint or deliver from the file.
   const lock = config.db === ":memory:" ? null : lockServer(config.db, systemClock.now());
@@ -29,7 +32,9 @@ export async function runServe(config: Config): Promise<number> {
   if (released > 0) log.info("sending again the deliveries a stopped server had in flight", { count: released });
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, store.path, config.db === ":memory:");
-  const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION, lockSignal: store.lockSignal.buffer });
+  const metrics = new Metrics(store, systemClock, VERSION);
+  const observer = { batch: metrics.deliveries.add.bind(metrics.deliveries), restarted: () => metrics.workerRestarted() };
+  const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION, lockSignal: store.lockSignal.buffer, observer });
   const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
   // Only the request Bun handed in knows its socket; copies made on the way (version prefix, a checked body) map to it.
@@ -41,24 +46,26 @@ export async function runServe(config: Config): Promise<number> {
     originals.set(copy, originalOf(r));
     return copy;
   };
-  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, copyRequest };
+  const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, copyRequest, metrics };
   const isStopping = () => stopping;
   const routes = uiRoutes({ isStopping, log });
   const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping, log, originals, routes });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
-  printWelcome(config, url, store.path, tls.description, onboarded);
+  if (config.logFormat === "text") printWelcome(config, url, store.path, tls.description, onboarded);
+  else if (onboarded?.generated) printOwnerKey(onboarded);
+  events.started(url, { version: VERSION, database: databaseText(config, store.path), tls_certificate: tls.description, ...loggableSettings(config) });
 
   return new Promise((resolve) => {
     const shutdown = async (signal: string) => {
       if (stopping) return;
       stopping = true;
-      log.info("shutting down", { signal });
+      events.stopping(signal);
       const deadline = new Promise<void>((r) => setTimeout(r, config.shutdownTimeoutMs).unref());
       await Promise.race([Promise.all([server.stop(false), delivery.stop(), stopSweep()]), deadline]);
       server.stop(true);
       await store.close();
       lock?.release();
-      log.info("stopped");
+      events.stopped();
       resolve(0);
     };
     process.on("SIGTERM", () => void shutdown("SIGTERM"));
@@ -71,9 +78,20 @@ function displayHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
 
+const databaseText = (config: Config, dbPath: string) => (config.db === ":memory:" ? "in memory (throwaway)" : resolve(dbPath));
+
+/**
+ * With JSON logs, stdout carries JSON too: the generated owner key, once, as one object (PRODUCT §2 prints it
+ * once; it is the only secret the service ever writes, and never in a log line).
+ */
+function printOwnerKey(onboarded: Onboarded): void {
+  console.log(JSON.stringify({ time: new Date().toISOString(), organization: onboarded.org.name, organization_id: onboarded.org.id,
+    owner_key: onboarded.secret, note: "shown once; store it now — it holds every scope" }));
+}
+
 /** Everything a newcomer needs on the first start; the owner key only when it was generated, and only once. */
 function printWelcome(config: Config, url: string, dbPath: string, tls: string, onboarded: Onboarded | null): void {
-  const lines = [`fanout ${VERSION} listening on ${url}`, `  database:     ${config.db === ":memory:" ? "in memory (throwaway)" : resolve(dbPath)} (durability ${config.durability})`, `  tls:          ${tls}`, `  dashboard:    ${url}/ui/`];
+  const lines = [`fanout ${VERSION} listening on ${url}`, `  database:     ${databaseText(config, dbPath)} (durability ${config.durability})`, `  tls:          ${tls}`, `  dashboard:    ${url}/ui/`];
   if (onboarded) {
     lines.push(`  organization: ${onboarded.org.name} (${onboarded.org.id}) created`);
     if (onboarded.generated) lines.push(`  owner key:    ${onboarded.secret}`, "                (shown once; store it now — it holds every scope)");

@@ -141,9 +141,12 @@ export type SendRequest = {
   resolve?: Resolver;
 };
 
+/** Why a request got no answer: the watchdog fired, no connection could be made (or was allowed), or it broke. */
+export type FailureKind = "timeout" | "refused" | "failed";
+
 export type SendResult =
   | { status: number; durationMs: number; retryAfter: string | null; bodySnippet: string }
-  | { status: null; durationMs: number; error: string };
+  | { status: null; durationMs: number; error: string; kind: FailureKind };
 
 const ERROR_TEXT: Record<string, string> = {
   ECONNREFUSED: "connection refused",
@@ -153,6 +156,13 @@ const ERROR_TEXT: Record<string, string> = {
   ENETUNREACH: "network unreachable",
   ETIMEDOUT: "connect timed out",
 };
+
+const NO_CONNECTION = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"]);
+
+function kindOf(e: unknown): FailureKind {
+  const code = (e as { code?: string } | undefined)?.code ?? "";
+  return NO_CONNECTION.has(code) ? "refused" : code === "ETIMEDOUT" ? "timeout" : "failed";
+}
 
 // Messages end up in attempts.last_error, shown to the tenant: short, and never the URL (it may hold a token).
 function describeError(e: unknown): string {
@@ -177,26 +187,26 @@ export function send(req: SendRequest): Promise<SendResult> {
       clearTimeout(watchdog);
       resolve(result);
     };
-    const fail = (error: string) => {
+    const fail = (error: string, kind: FailureKind) => {
       if (settled) return;
       inFlight?.destroy();
-      settle({ status: null, durationMs: elapsed(), error });
+      settle({ status: null, durationMs: elapsed(), error, kind });
     };
-    const watchdog = setTimeout(() => fail(`timeout after ${req.timeoutMs}ms`), req.timeoutMs);
+    const failWith = (e: unknown) => fail(describeError(e), kindOf(e));
+    const watchdog = setTimeout(() => fail(`timeout after ${req.timeoutMs}ms`, "timeout"), req.timeoutMs);
     resolveTarget(req.url, req.policy, req.resolve).then(
       (target) => {
         if (settled) return;
-        if (!target.ok) return fail(`refused target: ${target.reason}`);
+        if (!target.ok) return fail(`refused target: ${target.reason}`, "refused");
         try {
           const onDone = (response: ResponseHead) => settle({ ...response, durationMs: elapsed() });
-          const onError = (e: unknown) => fail(describeError(e));
-          inFlight = socketRequest(req, target, req.pool ?? sharedPool, onDone, onError);
+          inFlight = socketRequest(req, target, req.pool ?? sharedPool, onDone, failWith);
         } catch (e) {
           // encode() throws on a header that could split the message; unhandled, it would look like a timeout.
-          fail(describeError(e));
+          failWith(e);
         }
       },
-      (e) => fail(describeError(e)),
+      failWith,
     );
   });
 }

@@ -10,8 +10,7 @@
 import type { LivenessState } from "../store/index.ts";
 import type { DeliveryStore, ProbeTarget } from "../store/deliveries.ts";
 import type { SendRequest, SendResult } from "./egress.ts";
-import type { LogLevel } from "./protocol.ts";
-import type { Fields } from "../lib/log.ts";
+import type { LogEvents } from "../lib/log-events.ts";
 
 export const PROBE_TIMEOUT_MS = 5_000;
 export const DOWN_AFTER_FAILURES = 3;
@@ -34,7 +33,8 @@ export type ProberDeps = {
   concurrency: number;
   userAgent: string;
   request: Pick<SendRequest, "policy" | "pool" | "resolve" | "insecureTls">;
-  log: (level: LogLevel, msg: string, fields?: Fields) => void;
+  /** A line for each change of a listener's state (log-events.ts), never one per probe. */
+  events: LogEvents;
   /** A probe failed in a way the worker cannot recover from (the store). */
   fail: (error: unknown) => void;
 };
@@ -99,9 +99,9 @@ export class Prober {
     const changed = await this.deps.store.recordProbe({ seq: target.seq, ok, ...next, nextProbeAt }, this.deps.now());
     // After every success, not only after `down`: a crash between recording and resuming is repaired by the next.
     const resumed = changed && ok ? await this.resume(target.seq) : 0;
-    if (!changed || next.state === target.state || (next.state !== "down" && target.state !== "down")) return;
-    const reason = result.status === null ? result.error : `status ${result.status}`;
-    if (next.state === "down") this.deps.log("warn", "listener down; its deliveries wait", { listener: target.id, reason });
-    else this.deps.log("info", "listener back up; its deliveries resume", { listener: target.id, resumed });
+    if (!changed || next.state === target.state) return;
+    const reason = ok ? undefined : result.status === null ? result.error : `status ${result.status}`;
+    this.deps.events.livenessChanged({ listener: target.id, queue: target.queueId, from: target.state, to: next.state, reason,
+      resumed: target.state === "down" ? resumed : undefined });
   }
 }

@@ -25,7 +25,7 @@ function fakeSend(request: SendRequest): Promise<SendResult> {
       request,
       answer: (status) => {
         inFlight.splice(inFlight.indexOf(entry), 1);
-        resolve(status === null ? { status: null, durationMs: 1, error: "boom" } : { status, durationMs: 1, retryAfter: null, bodySnippet: "" });
+        resolve(status === null ? { status: null, durationMs: 1, error: "boom", kind: "failed" as const } : { status, durationMs: 1, retryAfter: null, bodySnippet: "" });
       },
     };
     inFlight.push(entry);

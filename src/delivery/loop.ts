@@ -27,8 +27,8 @@
 // Stop: no new claims and no new sends; sends in flight get until the drain deadline; their results are
 // written; the rest (unfinished sends, ready rows) are given back (release), so the next start sends them at
 // once rather than after lease expiry.
-import type { ClaimedDelivery, Completion, DeliveryStore } from "../store/deliveries.ts";
-import { attempt, type AttemptDeps } from "./send.ts";
+import type { ClaimedDelivery, Completion, DeliveryStore, MissedDelivery } from "../store/deliveries.ts";
+import { attempt, type AttemptDeps, type AttemptResult } from "./send.ts";
 import { scheduleTotalMs } from "./retry.ts";
 import type { Prober } from "./liveness.ts";
 
@@ -46,6 +46,19 @@ export const BATCH_MS = 5;
  */
 const READY_PER_CAP = 3;
 
+/**
+ * What the worker counts and logs (worker.ts): each attempt as it ends, deliveries once they are missed, and a
+ * listener its receiver paused with a 410 Gone.
+ */
+export type LoopObserver = {
+  attempted(delivery: ClaimedDelivery, result: AttemptResult, endedAt: number): void;
+  missed(deliveries: MissedDelivery[], reason: string): void;
+  paused(delivery: MissedDelivery, status: number): void;
+};
+
+export const MISSED_RETRIES = "retry schedule spent";
+export const MISSED_HELD = "listener down or paused for longer than the retry schedule";
+
 export type LoopOptions = {
   store: DeliveryStore;
   owner: string;
@@ -58,6 +71,7 @@ export type LoopOptions = {
   prober: Prober;
   /** An error the loop cannot continue from: the worker reports it and exits, the supervisor restarts it. */
   fail: (error: unknown) => void;
+  observer?: LoopObserver;
   pollMs?: number;
   batchMs?: number;
 };
@@ -72,6 +86,11 @@ export class DeliveryLoop {
   /** Rows held in all: the sum of `busy`. */
   private held = 0;
   private results: Completion[] = [];
+  /**
+   * Results that make their delivery missed, or pause its listener (410), with the claim they came from: reported
+   * once the store settled them.
+   */
+  private readonly watched = new Map<Completion, ClaimedDelivery>();
   private stepQueued = false;
   /** The step `soon` scheduled, if any; `wake` runs it at once instead. */
   private soonTimer: Timer | undefined;
@@ -154,7 +173,9 @@ export class DeliveryLoop {
     const { store } = this.o;
     Promise.all([
       store.rescueExpiredLeases(now),
-      store.expireHeld(scheduleTotalMs(this.o.retryScheduleMs), now),
+      store.expireHeld(scheduleTotalMs(this.o.retryScheduleMs), now).then((missed) => {
+        if (missed.length > 0) this.o.observer?.missed(missed, MISSED_HELD);
+      }),
       this.o.prober.tick(),
     ]).then(() => this.wake(), this.o.fail);
   }
@@ -189,10 +210,11 @@ export class DeliveryLoop {
     const perListener = this.o.listenerCap * (1 + READY_PER_CAP);
     // With requests in flight another step follows their ends, and it looks for the next due time then.
     const request = { owner: this.o.owner, leaseMs, limit, perListener, busy: this.busy, wantsNextDue: this.inFlight.size === 0 };
-    const { claimed, nextDueAt } = await this.o.store.completeAndClaim(results, request, now);
-    const down = claimed.filter((c) => c.listener.down);
-    if (down.length > 0) await this.o.store.hold(down, now);
-    for (const c of claimed) if (!c.listener.down) this.take(c);
+    const { claimed, nextDueAt, settled } = await this.o.store.completeAndClaim(results, request, now);
+    this.report(results, settled);
+    const held = claimed.filter((c) => c.listener.held);
+    if (held.length > 0) await this.o.store.hold(held, now);
+    for (const c of claimed) if (!c.listener.held) this.take(c);
     // A full batch suggests more is due; freed slots and nudges start further rounds.
     if (claimed.length === limit) this.again = true;
     if (nextDueAt !== null) this.wakeAt(nextDueAt);
@@ -228,7 +250,11 @@ export class DeliveryLoop {
       this.inFlight.delete(c);
       bump(this.busy, seq, -1);
       this.held--;
-      this.results.push({ ...result, id: c.id, token: c.token, listenerSeq: seq, messageId: c.message.id });
+      const completion: Completion = { attempt: result.attempt, record: result.record, next: result.next, id: c.id, token: c.token,
+        listenerSeq: seq, listenerId: c.listener.id, messageId: c.message.id };
+      this.results.push(completion);
+      if (result.next.state === "missed" || result.next.state === "gone") this.watched.set(completion, c);
+      this.o.observer?.attempted(c, result, this.o.now());
       // A slot refilled from the ready list goes on sending: its result can wait for the next batch.
       if (!this.stopping && this.launchReady(seq)) this.soon();
       else this.wake();
@@ -250,7 +276,23 @@ export class DeliveryLoop {
     if (this.results.length === 0) return;
     const batch = this.results;
     this.results = [];
-    await this.o.store.complete(batch, this.o.now());
+    this.report(batch, await this.o.store.complete(batch, this.o.now()));
+  }
+
+  /** Results the store settled as missed or gone (a fenced-out result changed nothing, so it reports nothing). */
+  private report(items: Completion[], settled: boolean[]): void {
+    if (this.watched.size === 0) return;
+    const missed: MissedDelivery[] = [];
+    items.forEach((item, i) => {
+      const c = this.watched.get(item);
+      if (!c) return;
+      this.watched.delete(item);
+      if (!settled[i]) return;
+      const d = { orgId: c.listener.orgId, listenerId: c.listener.id, queueId: c.message.queue.id, messageId: c.message.id };
+      if (item.next.state === "gone") this.o.observer?.paused(d, item.record.statusCode ?? 410);
+      else missed.push(d);
+    });
+    if (missed.length > 0) this.o.observer?.missed(missed, MISSED_RETRIES);
   }
 }
 

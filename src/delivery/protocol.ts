@@ -7,6 +7,8 @@
 //                   nudge   a publish committed: look for due deliveries now (polling is the safety net).
 //                   stop    finish sends in flight within `drainMs`, give back the rest, close, answer `stopped`.
 //   worker → main   log     a line for the main thread's logger (the worker has none of its own).
+//                   metrics what the worker counted since its last batch (metrics/deliveries.ts), at most once a
+//                           second and only when it counted something; the last one just before `stopped`.
 //                   stopped the worker has released its leases and closed its database; it may be terminated.
 //                   fatal   the worker hit an error it cannot continue from; it exits, the supervisor restarts it.
 //
@@ -14,6 +16,7 @@
 // the lock signal's SharedArrayBuffer is shared, not copied.
 import type { Config } from "../config.ts";
 import type { Fields } from "../lib/log.ts";
+import type { DeliveryBatch } from "../metrics/deliveries.ts";
 
 export type StartMessage = {
   type: "start";
@@ -29,5 +32,6 @@ export type ToWorker = StartMessage | { type: "nudge" } | { type: "stop"; drainM
 export type LogLevel = "info" | "warn" | "error";
 export type FromWorker =
   | { type: "log"; level: LogLevel; msg: string; fields?: Fields }
+  | { type: "metrics"; batch: DeliveryBatch }
   | { type: "stopped" }
   | { type: "fatal"; error: string };

@@ -4,9 +4,10 @@
 // spent the delivery is missed. Jitter spreads the retries of a burst that failed together (a listener
 // outage) so they do not all return in the same instant.
 
-export type Outcome = { kind: "ack" } | { kind: "fail"; retryAfterMs?: number };
+/** `gone`: the receiver answered 410 Gone; its listener is paused and the delivery waits (PRODUCT §10). */
+export type Outcome = { kind: "ack" } | { kind: "fail"; retryAfterMs?: number } | { kind: "gone" };
 
-export type NextAttempt = { state: "acknowledged" } | { state: "pending"; at: number } | { state: "missed" };
+export type NextAttempt = { state: "acknowledged" } | { state: "pending"; at: number } | { state: "missed" } | { state: "gone" };
 
 const JITTER = 0.1;
 
@@ -19,6 +20,7 @@ export function nextAttempt(
 ): NextAttempt {
   if (!Number.isInteger(attempt) || attempt < 1) throw new RangeError(`attempt must be >= 1, got ${attempt}`);
   if (outcome.kind === "ack") return { state: "acknowledged" };
+  if (outcome.kind === "gone") return { state: "gone" };
   if (attempt > scheduleMs.length) return { state: "missed" };
   const base = scheduleMs[attempt - 1]!;
   const jittered = base * (1 + (random() * 2 - 1) * JITTER);

@@ -4,12 +4,14 @@
 //           webhook-id: <message id> (the same on every retry, so receivers deduplicate by it),
 //           webhook-timestamp: <unix seconds of this attempt>,
 //           webhook-signature: "v1,<sig>" per secret (the previous secret too while its grace lasts)
-// Any 2xx acknowledges. Everything else fails: other statuses (a 3xx too: redirects are never followed),
-// timeouts, refused targets, connection errors. The retry decision itself is retry.ts.
+// Any 2xx acknowledges. A 410 Gone pauses the listener (its delivery waits for it). Everything else fails: other
+// statuses (a 3xx too: redirects are never followed), timeouts, refused targets, connection errors. The retry
+// decision itself is retry.ts.
 import type { AttemptRecord, ClaimedDelivery, Settlement } from "../store/deliveries.ts";
 import { signatureHeader } from "./sign.ts";
 import { nextAttempt, parseRetryAfter, type Outcome } from "./retry.ts";
 import type { SendRequest, SendResult } from "./egress.ts";
+import type { DeliveryOutcome } from "../metrics/deliveries.ts";
 
 /** The stored data is already JSON text: splice it in rather than parse and re-serialize a payload of up to 256 KiB. */
 export function payloadOf(message: ClaimedDelivery["message"]): string {
@@ -42,6 +44,8 @@ export function judge(result: SendResult, attemptedAt: number): { outcome: Outco
   const error = status >= 300 && status < 400 ? "redirect not followed" : null;
   const record = { attemptedAt, statusCode: status, durationMs: result.durationMs, error, response: result.bodySnippet || null };
   if (ok) return { outcome: { kind: "ack" }, record };
+  // Standard Webhooks: 410 means the endpoint is gone for good; retrying it would only fail again.
+  if (status === 410) return { outcome: { kind: "gone" }, record };
   const retryAfterMs = parseRetryAfter(result.retryAfter, attemptedAt + result.durationMs);
   return { outcome: retryAfterMs === undefined ? { kind: "fail" } : { kind: "fail", retryAfterMs }, record };
 }
@@ -56,7 +60,13 @@ export type AttemptDeps = {
   request: Pick<SendRequest, "policy" | "timeoutMs" | "pool" | "resolve" | "insecureTls">;
 };
 
-export type AttemptResult = { attempt: number; record: AttemptRecord; next: Settlement };
+export type AttemptResult = { attempt: number; record: AttemptRecord; next: Settlement; outcome: DeliveryOutcome };
+
+/** An attempt's outcome as /metrics counts it (metrics/deliveries.ts). */
+export function outcomeOf(result: SendResult): DeliveryOutcome {
+  if (result.status === null) return result.kind;
+  return result.status >= 200 && result.status < 300 ? "acknowledged" : "failed";
+}
 
 /** Sends one claimed delivery and decides what becomes of it. Never rejects: egress.send never does. */
 export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps): Promise<AttemptResult> {
@@ -72,5 +82,5 @@ export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps): Pro
   const { outcome, record } = judge(result, attemptedAt);
   const number = delivery.attempt + 1;
   const next = nextAttempt(number, outcome, deps.now(), deps.scheduleMs, deps.random);
-  return { attempt: number, record, next };
+  return { attempt: number, record, next, outcome: outcomeOf(result) };
 }

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from "../config.ts";
 import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import type { Fields, Logger } from "../lib/log.ts";
 import { drainBudget, startDelivery, workerEntry, type DeliveryHandle } from "./supervisor.ts";
+import { DeliveryTally } from "../metrics/deliveries.ts";
 
 const actor = { keyId: "k", keyName: "k" };
 type Line = { level: string; msg: string; fields?: Fields };
@@ -60,12 +61,20 @@ afterEach(async () => {
 
 test("the worker delivers a published message on a nudge, and stop closes it cleanly", async () => {
   const { org, queue, message } = await publishToReceiver();
-  handle = startDelivery({ dbPath: store.path, config: configWith({}), log, version: "test" });
+  const tally = new DeliveryTally();
+  const batches: unknown[] = [];
+  const observer = { batch: (b: Parameters<DeliveryTally["add"]>[0]) => (batches.push(b), tally.add(b)), restarted: () => {} };
+  handle = startDelivery({ dbPath: store.path, config: configWith({}), log, version: "test", observer });
   handle.nudge();
   await until(async () => (await store.messages.deliveries(org, queue, message))[0]?.state === "acknowledged");
   expect(received).toHaveLength(1);
   await handle.stop();
   expect(lines.filter((l) => l.level !== "info")).toEqual([]);
+  // The attempt reached the main thread in a batch, by the latest at the stop, with its answer time.
+  expect(batches.length).toBeGreaterThanOrEqual(1);
+  expect(tally.attempts.get(org)?.get("acknowledged")).toBe(1);
+  expect(tally.durations.get(org)?.count).toBe(1);
+  expect(tally.toAcknowledged.get(org)?.count).toBe(1);
 });
 
 test("stop is bounded: a send that outlasts the drain time is given back for the next start", async () => {
@@ -83,8 +92,11 @@ test("stop is bounded: a send that outlasts the drain time is given back for the
 
 test("a worker that dies is restarted, says so in the log, and its successor frees its leases", async () => {
   const workerUrl = new URL("./testing/dying-worker.ts", import.meta.url).href;
-  handle = startDelivery({ dbPath: store.path, config: configWith({}), log, version: "test", workerUrl });
+  let restarts = 0;
+  const observer = { batch: () => {}, restarted: () => void restarts++ };
+  handle = startDelivery({ dbPath: store.path, config: configWith({}), log, version: "test", workerUrl, observer });
   await until(() => lines.filter((l) => l.msg === "started").length >= 2);
+  expect(restarts).toBeGreaterThanOrEqual(1);
   const [first, second] = lines.filter((l) => l.msg === "started");
   expect(second!.fields!.release).toBe(first!.fields!.owner as string);
   expect(lines).toContainEqual({ level: "error", msg: "delivery worker exited; restarting it", fields: { worker: first!.fields!.owner, code: 3, restart_in_ms: 250 } });

@@ -4,6 +4,8 @@
 // worker first gives back the dead one's leases, so its deliveries do not wait for the leases to expire.
 import type { Config } from "../config.ts";
 import type { Logger } from "../lib/log.ts";
+import { LogEvents } from "../lib/log-events.ts";
+import type { DeliveryBatch } from "../metrics/deliveries.ts";
 import { randomBase62 } from "../lib/ids.ts";
 import { threadEntry } from "../lib/thread-entry.ts";
 import type { FromWorker, ToWorker } from "./protocol.ts";
@@ -17,6 +19,8 @@ export type DeliveryOptions = {
   lockSignal?: SharedArrayBuffer;
   /** Tests only: another worker script speaking the same protocol. */
   workerUrl?: string;
+  /** Gets the worker's counts (metrics/deliveries.ts) and each restart, for /metrics. */
+  observer?: { batch(batch: DeliveryBatch): void; restarted(): void };
 };
 export type DeliveryHandle = { nudge(): void; stop(): Promise<void> };
 
@@ -52,8 +56,11 @@ class Supervisor {
   private settleStop: (() => void) | null = null;
   /** Owners of workers that died; the next worker gives back their leases. */
   private readonly deadOwners: string[] = [];
+  private readonly events: LogEvents;
 
-  constructor(private readonly options: DeliveryOptions) {}
+  constructor(private readonly options: DeliveryOptions) {
+    this.events = new LogEvents(options.log);
+  }
 
   spawn(): void {
     const { options } = this;
@@ -96,6 +103,7 @@ class Supervisor {
   private onMessage(message: FromWorker): void {
     const { log } = this.options;
     if (message.type === "log") log[message.level](message.msg, { ...message.fields, worker: this.owner });
+    else if (message.type === "metrics") this.options.observer?.batch(message.batch);
     else if (message.type === "fatal") log.error("delivery worker failed", { worker: this.owner, error: message.error });
     else if (message.type === "stopped") this.settleStop?.();
   }
@@ -107,7 +115,8 @@ class Supervisor {
     if (this.stopping) return this.settleStop?.();
     this.failures = Date.now() - this.startedAt > HEALTHY_AFTER_MS ? 1 : this.failures + 1;
     const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** (this.failures - 1));
-    this.options.log.error("delivery worker exited; restarting it", { worker: this.owner, code, restart_in_ms: delay });
+    this.options.observer?.restarted();
+    this.events.workerRestarted({ worker: this.owner, code, restartInMs: delay });
     this.restartTimer = setTimeout(() => this.spawn(), delay);
   }
 

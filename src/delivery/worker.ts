@@ -7,22 +7,52 @@ import { LockSignal } from "../store/sqlite/lock-signal.ts";
 import { deliveryStore } from "../store/sqlite/deliveries.ts";
 import { makeTargetPolicy, send } from "./egress.ts";
 import { SocketPool } from "./http1/client.ts";
-import { DeliveryLoop } from "./loop.ts";
+import { DeliveryLoop, type LoopObserver } from "./loop.ts";
 import { Prober } from "./liveness.ts";
+import { Upkeep } from "./upkeep.ts";
 import { systemClock } from "../lib/clock.ts";
-import type { Fields } from "../lib/log.ts";
+import type { Fields, Logger } from "../lib/log.ts";
+import { LogEvents } from "../lib/log-events.ts";
+import { DeliveryTally } from "../metrics/deliveries.ts";
 import type { FromWorker, LogLevel, StartMessage, ToWorker } from "./protocol.ts";
 
 declare var self: Worker;
 
 const PROBE_CONCURRENCY = 64;
+/** How often the worker hands its counts to the main thread (a scrape sees deliveries at most this late). */
+const METRICS_EVERY_MS = 1_000;
 let sqlite: Database | undefined;
 let loop: DeliveryLoop | undefined;
+let upkeep: Upkeep | undefined;
 let pool: SocketPool | undefined;
 let failed = false;
+let metricsTimer: Timer | undefined;
 
 const post = (message: FromWorker) => self.postMessage(message);
 const log = (level: LogLevel, msg: string, fields?: Fields) => post({ type: "log", level, msg, fields });
+const logger: Logger = { info: (m, f) => log("info", m, f), warn: (m, f) => log("warn", m, f), error: (m, f) => log("error", m, f) };
+const events = new LogEvents(logger);
+const tally = new DeliveryTally();
+
+function postMetrics(): void {
+  const batch = tally.take();
+  if (batch) post({ type: "metrics", batch });
+}
+
+/** Counts every attempt and missed delivery, and logs the missed ones (log-events.ts bounds how many lines). */
+const observer: LoopObserver = {
+  attempted(c, result, endedAt) {
+    const sincePublish = result.outcome === "acknowledged" ? Math.max(0, endedAt - c.message.createdAt) / 1000 : undefined;
+    tally.attempted(c.listener.orgId, result.outcome, result.record.durationMs / 1000, sincePublish);
+  },
+  missed(deliveries, reason) {
+    for (const d of deliveries) tally.missed(d.orgId);
+    events.messagesMissed(deliveries.map((d) => ({ listener: d.listenerId, queue: d.queueId, message: d.messageId, reason })));
+  },
+  paused(d, status) {
+    events.listenerDisabled({ listener: d.listenerId, queue: d.queueId, message: d.messageId, status });
+  },
+};
 
 /** Reports, closes what it can, and exits this thread (not the process); the supervisor starts a new worker. */
 function fail(error: unknown): void {
@@ -52,7 +82,7 @@ async function start(m: StartMessage): Promise<void> {
   }
   const userAgent = `fanout/${m.version}`;
   const prober = new Prober({
-    store, send, now, intervalMs: config.livenessIntervalMs, concurrency: PROBE_CONCURRENCY, userAgent, request, log, fail,
+    store, send, now, intervalMs: config.livenessIntervalMs, concurrency: PROBE_CONCURRENCY, userAgent, request, events, fail,
   });
   loop = new DeliveryLoop({
     store,
@@ -65,13 +95,20 @@ async function start(m: StartMessage): Promise<void> {
     attempt: { send, now, version: m.version, scheduleMs: config.retryScheduleMs, request: { ...request, timeoutMs: config.deliveryTimeoutMs } },
     prober,
     fail,
+    observer,
   });
+  const delivering = loop;
+  upkeep = new Upkeep({ store, now, retentionMs: config.retentionMs, wake: () => delivering.wake(), events, fail });
   loop.start();
+  metricsTimer = setInterval(postMetrics, METRICS_EVERY_MS);
+  upkeep.start();
 }
 
 async function stop(drainMs: number): Promise<void> {
   const inFlight = loop?.active ?? 0;
-  await loop?.stop(drainMs);
+  await Promise.all([loop?.stop(drainMs), upkeep?.stop()]);
+  clearInterval(metricsTimer);
+  postMetrics();
   if (inFlight > 0) log("info", "delivery worker drained", { in_flight_at_stop: inFlight, abandoned: loop?.active ?? 0 });
   pool?.destroy();
   sqlite?.close();

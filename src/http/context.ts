@@ -12,6 +12,7 @@ import type { Store } from "../store/index.ts";
 import type { Config } from "../config.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import type { Metrics } from "../metrics/registry.ts";
 import { authenticate, type Auth, type Gate } from "./auth.ts";
 import { originOf } from "./links.ts";
 import { splitUrl } from "./request-url.ts";
@@ -23,6 +24,8 @@ export type Deps = {
   clock: Clock;
   log: Logger;
   version: string;
+  /** Counts for /metrics; absent in tests that do not look at them. */
+  metrics?: Metrics;
   /** Wakes the delivery worker after a publish commits; polling stays the safety net. */
   nudge: () => void;
   /**

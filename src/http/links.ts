@@ -1,11 +1,11 @@
 /** Hypermedia links: always link objects with absolute URLs under /v1 (PRODUCT §4). */
-import { splitUrl } from "./request-url.ts";
+import { requestOrigin } from "./request-url.ts";
 
 export type Link = { href: string };
 export type Links = Record<string, Link>;
 
 export function originOf(request: Request, baseUrl: string | undefined): string {
-  return baseUrl || splitUrl(request.url).origin;
+  return baseUrl || requestOrigin(request);
 }
 
 export function link(origin: string, path: string): Link {

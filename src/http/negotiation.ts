@@ -1,7 +1,9 @@
 /**
  * Checks that run before routing, so they hold for unknown routes too: only JSON is spoken (406, 415) and
- * bodies are bounded before anyone parses them (413; PRODUCT §8: 1 MiB).
+ * bodies are bounded before anyone parses them (413; PRODUCT §8: 1 MiB): a declared length here, a body without
+ * one (chunked, or HTTP/2 without content-length) by `boundedBody` while it is read.
  */
+import { AppError } from "../lib/errors.ts";
 import { errorResponse } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -20,8 +22,7 @@ function acceptsJson(accept: string | null): boolean {
  * Decided from headers: over HTTP/2 Bun hands every request a body stream, empty or not, so the stream's
  * presence says nothing. A body without length is chunked (HTTP/1.1) or announced by its content-type.
  */
-export function hasBody(request: Request): boolean {
-  const length = request.headers.get("content-length");
+export function hasBody(request: Request, length = request.headers.get("content-length")): boolean {
   if (length !== null) return length !== "0";
   return request.headers.has("transfer-encoding") || request.headers.has("content-type");
 }
@@ -31,16 +32,50 @@ function isJson(contentType: string | null): boolean {
   return type === "application/json" || !!type?.endsWith("+json");
 }
 
+/**
+ * A body over the limit is still read to its end (and dropped) up to `DRAINED_BYTES`, so the client, which is
+ * still sending, gets the 413 rather than a reset; past that the answer closes an HTTP/1.1 connection (Bun drops
+ * the header over HTTP/2), so Bun does not read and discard a body of any size.
+ */
+const DRAINED_BYTES = 8 * MAX_BODY_BYTES;
+const CLOSE = { connection: "close" };
+const TOO_LARGE = `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`;
+
 export function negotiate(request: Request): Response | undefined {
+  const length = request.headers.get("content-length");
+  const refused = refusal(request, length);
+  if (refused && Number(length ?? 0) > DRAINED_BYTES) refused.headers.set("connection", "close");
+  return refused;
+}
+
+function refusal(request: Request, length: string | null): Response | undefined {
   if (!acceptsJson(request.headers.get("accept"))) {
     return errorResponse(406, "Responses are application/json; the Accept header excludes it.");
   }
-  if (!hasBody(request)) return undefined;
+  if (!hasBody(request, length)) return undefined;
   if (!isJson(request.headers.get("content-type"))) {
     return errorResponse(415, "Request bodies must be application/json.");
   }
-  if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) {
-    return errorResponse(413, `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
-  }
+  if (Number(length ?? 0) > MAX_BODY_BYTES) return errorResponse(413, TOO_LARGE);
   return undefined;
+}
+
+/**
+ * The request with a body that fails with a 413 past the limit, when its length is not declared; itself otherwise
+ * (the length checked by `negotiate`, and held to by Bun's framing). Reading such a body then throws that 413.
+ */
+export function boundedBody(request: Request): Request {
+  if (request.headers.get("content-length") !== null || !hasBody(request, null) || !request.body) return request;
+  let read = 0;
+  const body = request.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, out) {
+      read += chunk.byteLength;
+      if (read <= MAX_BODY_BYTES) out.enqueue(chunk);
+      else if (read > DRAINED_BYTES) out.error(new AppError(413, TOO_LARGE, undefined, CLOSE));
+    },
+    flush(out) {
+      if (read > MAX_BODY_BYTES) out.error(new AppError(413, TOO_LARGE));
+    },
+  }));
+  return new Request(request.url, { method: request.method, headers: request.headers, body, duplex: "half" } as RequestInit);
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { splitUrl, wantsPretty } from "./request-url.ts";
+import { readdressed, requestOrigin, splitUrl, wantsPretty } from "./request-url.ts";
 
 // The URLs a real Bun server hands its fetch handler, for requests sent as raw text (no client normalizes them).
 let server: ReturnType<typeof Bun.serve>;
@@ -47,4 +47,15 @@ test("a Host Bun cannot use leaves a relative URL: no origin, the path intact", 
 test("pretty is asked by name, empty, true or 1", () => {
   for (const search of ["?pretty", "?pretty=", "?pretty=true", "?a=1&pretty=1"]) expect(wantsPretty(search)).toBe(true);
   for (const search of ["", "?pretty=false", "?pretty=0", "?prettyish=1", "?a=pretty"]) expect(wantsPretty(search)).toBe(false);
+});
+
+test("a short origin is routed under a marked host that copies of the request keep, and links get the real one", () => {
+  for (const [origin, expected] of [["https://x", "https://x"], ["http://a:1", "http://a:1"], ["http://abc", "http://abc"], ["https://localhost", "https://localhost"]]) {
+    const routed = readdressed(new Request(`${origin}/queues`, { method: "POST", body: "{}" }), origin, "/v1/queues?a=1");
+    // Elysia's router takes the path from the first "/" at or after index 11.
+    expect(routed.url.slice(routed.url.indexOf("/", 11))).toBe("/v1/queues?a=1");
+    expect(splitUrl(routed.url).path).toBe("/v1/queues");
+    const copy = new Request(routed.url, { method: routed.method, headers: routed.headers, body: "{}" });
+    expect([requestOrigin(routed), requestOrigin(copy)]).toEqual([expected!, expected!]);
+  }
 });

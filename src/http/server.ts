@@ -1,15 +1,17 @@
 /**
  * Bun.serve around the Elysia app: HTTP/1.1 and HTTP/2 on one TLS port by ALPN (or plain HTTP/1.1 and h2c with
- * --no-tls). Paths without /v1 are served as v1 (PRODUCT §4) by rewriting them before routing.
+ * --no-tls). Paths without /v1 are served as v1 (PRODUCT §4), and hosts too short for Elysia's router are routed
+ * under a stand-in origin (request-url.ts), by rewriting the request before routing.
  */
 import type { Server } from "bun";
 import { errorResponse } from "./errors.ts";
-import { splitUrl } from "./request-url.ts";
+import { boundedBody } from "./negotiation.ts";
+import { readdressed, splitUrl, SHORTEST_ROUTABLE_ORIGIN } from "./request-url.ts";
 import type { Logger } from "../lib/log.ts";
 
 export type Tls = { cert: string; key: string } | null;
 /**
- * `originals` maps a request rewritten here (version prefix) to the one Bun handed in: only that one knows its
+ * `originals` maps a request rewritten here (version prefix, short host) to the one Bun handed in: only that one knows its
  * socket (`server.requestIP`, for lockout), and the address is looked up only when needed (auth.ts).
  */
 export type ServerOptions = {
@@ -19,27 +21,28 @@ export type ServerOptions = {
 };
 type Fetch = (request: Request) => Response | Promise<Response>;
 
-const UNVERSIONED = new Set(["/healthz"]);
+const UNVERSIONED = new Set(["/healthz", "/metrics"]);
 
-export function withVersionPrefix(request: Request): Request {
+export function routable(request: Request): Request {
   const { origin, path, search } = splitUrl(request.url);
-  if (path === "/v1" || path.startsWith("/v1/") || UNVERSIONED.has(path)) return request;
-  return new Request(`${origin}/v1${path === "/" ? "" : path}${search}`, request);
+  const versioned = path === "/v1" || path.startsWith("/v1/") || UNVERSIONED.has(path);
+  if (versioned && origin.length >= SHORTEST_ROUTABLE_ORIGIN) return request;
+  return readdressed(request, origin, `${versioned ? path : `/v1${path === "/" ? "" : path}`}${search}`);
 }
 
 export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
   return Bun.serve({
     hostname: options.host,
     port: options.port,
-    // Bun answers a longer body itself; the negotiation step answers bodies with a declared length first, in JSON.
-    maxRequestBodySize: 2 * 1024 * 1024,
+    // Bun answers a body over this itself, without JSON; negotiation.ts bounds bodies (1 MiB) and answers in JSON.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
     ...(options.routes ? { routes: options.routes } : {}),
     fetch(request: Request) {
       if (options.isStopping()) return errorResponse(503, "The service is shutting down.", undefined, { "retry-after": "5" });
       // Bun leaves the URL relative when it cannot use the Host header; routing and links need an absolute one.
       if (!request.url.includes("://")) return errorResponse(400, "The Host header is not a usable host name.");
-      const routed = withVersionPrefix(request);
+      const routed = routable(boundedBody(request));
       if (routed !== request) options.originals?.set(routed, request);
       return fetch(routed);
     },

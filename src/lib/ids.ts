@@ -56,6 +56,11 @@ export function newId(kind: IdKind, now: number): string {
   return `${PREFIX[kind]}_${base62(now, 8)}${randomBase62(12)}`;
 }
 
+/** Ids sort by their time: every id of `kind` made before `ms` sorts below this, every one made at or after it not. */
+export function idFloor(kind: IdKind, ms: number): string {
+  return `${PREFIX[kind]}_${base62(Math.max(0, Math.min(ms, 62 ** 8 - 1)), 8)}`;
+}
+
 /** API key secrets: 32+ random bytes of entropy as `fo_` + base62 (43 chars ≈ 256 bits). */
 export function newApiKeySecret(): string {
   return `fo_${randomBase62(43)}`;

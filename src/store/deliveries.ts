@@ -10,8 +10,11 @@
  *                         sending --release---> pending, due now (shutdown: the send never finished)
  *   sending, lease expired --rescueExpiredLeases--> pending, due now (its worker died)
  *   sending, at a server's start --releaseAll--> pending, due now (the process that held it died)
+ *                         sending --complete, gone (410)--> pending, held; the listener is paused
  *   pending, waiting --resume (after a successful probe)--> pending, due now
  *   pending, waiting longer than maxWaitMs --expireHeld--> missed
+ *   acknowledged | missed | pending --redeliver, replayChunk--> pending, due now, next cycle (attempt 0)
+ *   (any final, old) --deleteExpired--> gone with its message (retention)
  *
  * Fencing: a claim writes a fresh token into lease_owner, and every transition out of `sending` requires
  * `state = 'sending' AND lease_owner = token`. A worker whose lease expired (and whose row was claimed again)
@@ -42,11 +45,12 @@ export interface ClaimedDelivery extends Lease {
   listener: {
     seq: number;
     id: string;
+    orgId: string;
     notifyUrl: string;
     /** The current secret, then the previous one while its grace period lasts. */
     secrets: string[];
-    /** Deliveries to a down listener are held (`hold`), not sent. */
-    down: boolean;
+    /** Deliveries to a down or paused listener are held (`hold`), not sent. */
+    held: boolean;
   };
   message: {
     id: string;
@@ -86,10 +90,12 @@ export type AttemptRecord = {
   response: string | null;
 };
 
-export type Settlement = { state: "acknowledged" } | { state: "pending"; at: number } | { state: "missed" };
+/** `gone`: the receiver answered 410; the delivery is held and its listener paused (Standard Webhooks). */
+export type Settlement = { state: "acknowledged" } | { state: "pending"; at: number } | { state: "missed" } | { state: "gone" };
 
 export interface Completion extends Lease {
   listenerSeq: number;
+  listenerId: string;
   messageId: string;
   /** The attempt's number (1 for the first). */
   attempt: number;
@@ -97,7 +103,10 @@ export interface Completion extends Lease {
   next: Settlement;
 }
 
-export type ProbeTarget = { seq: number; id: string; livenessUrl: string; state: LivenessState; failuresInRow: number };
+export type ProbeTarget = { seq: number; id: string; queueId: string; livenessUrl: string; state: LivenessState; failuresInRow: number };
+
+/** A delivery that became missed, for the worker's log line and count. */
+export type MissedDelivery = { orgId: string; listenerId: string; queueId: string; messageId: string };
 
 export type ProbeResult = {
   seq: number;
@@ -134,8 +143,19 @@ export interface DeliveryStore {
   releaseAll(now: number): Promise<number>;
   /** Expired leases back to pending, due now; returns how many. */
   rescueExpiredLeases(now: number): Promise<number>;
-  /** Held deliveries waiting longer than `maxWaitMs` become missed; returns how many. */
-  expireHeld(maxWaitMs: number, now: number): Promise<number>;
+  /** Held deliveries waiting longer than `maxWaitMs` become missed; returns those that did. */
+  expireHeld(maxWaitMs: number, now: number): Promise<MissedDelivery[]>;
+  /**
+   * Retention: deletes up to `limit` messages created before `before` whose deliveries are all final (none
+   * pending or sending; a message without any is final once fanned out), with their deliveries and attempts,
+   * oldest first; returns how many.
+   */
+  deleteExpired(before: number, limit: number): Promise<number>;
+  /**
+   * Works on the oldest waiting replay (ListenerStore.replay): its next `limit` deliveries are looked at, and the
+   * final ones start a new cycle, due now. `more` is false when no replay waits.
+   */
+  replayChunk(limit: number, now: number): Promise<{ replayed: number; more: boolean }>;
   /**
    * Listeners whose probe is due, at most `limit`. Their next probe is pushed to `now + holdMs` so a probe in
    * flight is not started twice; `recordProbe` sets the real time.

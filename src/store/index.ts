@@ -18,7 +18,15 @@ import type { DeliveryStore } from "./deliveries.ts";
 export type Visible = "all" | readonly string[];
 export type Page = { offset: number; limit: number };
 export type Paged<T> = { items: T[]; total: number };
-export type Actor = { keyId: string; keyName: string };
+/** The calling key, recorded with every write's usage event; `idempotency` when the request carries a key. */
+export type Actor = { keyId: string; keyName: string; idempotency?: IdempotencyClaim };
+
+/**
+ * A request's Idempotency-Key (http/idempotency.ts). The first write made for the request records it in that
+ * write's own transaction (beside its usage event), so a change and its key commit together: a retry after a
+ * crash finds the key and cannot make the change twice. `claimed` tells the caller a write recorded it.
+ */
+export type IdempotencyClaim = { keyHash: string; fingerprint: string; claimed: boolean };
 
 export type ScopeResource =
   | "api_clients" | "api_keys" | "events" | "queues" | "listeners" | "messages" | "schemas" | "stats" | "subscriptions";
@@ -56,6 +64,8 @@ export interface Listener {
   livenessUrl: string;
   liveness: { state: LivenessState; successCount: number; failureCount: number };
   messages: { acknowledgedCount: number; missed: string[]; missedCount: number };
+  /** False: paused; its deliveries are held as while it is down (PRODUCT §10). */
+  enabled: boolean;
   createdAt: number;
 }
 
@@ -82,6 +92,8 @@ export interface DeliveryStatus {
   nextAttemptAt: number | null;
   lastStatus: number | null;
   lastError: string | null;
+  /** 1 for the publish's own delivery; each redelivery or replay starts the next. */
+  cycle: number;
   updatedAt: number;
 }
 
@@ -89,6 +101,8 @@ export interface Attempt {
   listenerId: string;
   listenerName: string;
   attempt: number;
+  /** The delivery's cycle the attempt belongs to (DeliveryStatus.cycle). */
+  cycle: number;
   attemptedAt: number;
   statusCode: number | null;
   durationMs: number;
@@ -142,7 +156,9 @@ export interface QueueStore {
   listenerNames(orgId: string, id: string): Promise<{ id: string; name: string }[]>;
 }
 
-export type ListenerInput = { name: string; notifyUrl: string; livenessUrl: string };
+export type ListenerInput = { name: string; notifyUrl: string; livenessUrl: string; /** Default true. */ enabled?: boolean };
+/** Messages created in [since, until), epoch ms; `only` which final deliveries start again. */
+export type ReplayWindow = { since: number; until: number; only: "missed" | "all" };
 export type ListenerFilter = { queueId?: string; visible: Visible };
 export type ListenerSecrets = { current: string; previous: string | null; previousUntil: number | null };
 
@@ -156,6 +172,12 @@ export interface ListenerStore {
   secrets(orgId: string, queueId: string, id: string, now: number): Promise<ListenerSecrets>;
   /** The old secret keeps signing until `previousUntil`. With an `actor` it records `listener_updated`. */
   rotateSecret(orgId: string, queueId: string, id: string, secret: string, previousUntil: number, now: number, actor?: Actor): Promise<ListenerSecrets>;
+  /**
+   * Queues a replay for the delivery worker (DeliveryStore.replayChunk): the listener's final deliveries (missed,
+   * or missed and acknowledged) of the messages created in the window start a new cycle. Returns how many there
+   * are now. Records `listener_replayed`.
+   */
+  replay(orgId: string, queueId: string, id: string, window: ReplayWindow, now: number, actor: Actor): Promise<number>;
 }
 
 /** `schemaId` absent: no schema check (the caller validated nothing, e.g. tests and benchmarks). */
@@ -175,6 +197,29 @@ export interface MessageStore {
   rename(orgId: string, queueId: string, id: string, name: string | null, now: number, actor: Actor): Promise<Message>;
   /** Pending deliveries of it stop with it. */
   delete(orgId: string, queueId: string, id: string, now: number, actor: Actor): Promise<void>;
+  /**
+   * Its deliveries to `listenerIds` (null: every listener it was fanned out to that still exists) start a new
+   * cycle, due now, with a fresh retry schedule; earlier attempts stay. A delivery in flight is left to finish.
+   * Returns how many start again; 422 for an id that is not one of the message's listeners. Records
+   * `message_redelivered`.
+   */
+  redeliver(orgId: string, queueId: string, id: string, listenerIds: string[] | null, now: number, actor: Actor): Promise<number>;
+}
+
+export type IdempotencyRecord = {
+  fingerprint: string;
+  /** Null while the request's answer is not stored: it committed, then the process stopped before answering. */
+  response: { status: number; body: Uint8Array } | null;
+  createdAt: number;
+};
+
+export interface IdempotencyStore {
+  /** The record of this key made at or after `since`, or null. */
+  find(orgId: string, keyHash: string, since: number): Promise<IdempotencyRecord | null>;
+  /** Stores the answer of the request that claimed the key (or records key and answer now, if no write did). */
+  complete(orgId: string, claim: IdempotencyClaim, response: { status: number; body: Uint8Array }, now: number): Promise<void>;
+  /** Deletes records made before `before`; returns how many. */
+  sweep(before: number): Promise<number>;
 }
 
 export type EventQuery = { prefix: string | null; after: { storedAt: number; id: string } | null; limit: number; since: number };
@@ -186,6 +231,25 @@ export interface EventStore {
   sweep(before: number): Promise<number>;
 }
 
+/**
+ * What /metrics reads at each scrape: an operator's view across organizations, so unscoped like the worker's
+ * claim. Every figure is read through an index (or from the small listeners table), never a scan of deliveries
+ * beyond the rows it counts.
+ */
+export interface StoreGauges {
+  /**
+   * Per organization id: deliveries waiting to be sent (due, or a retry scheduled; not those in flight), and
+   * deliveries held for their listener. Messages the worker has not fanned out yet (a millisecond or two after
+   * their publish, normally) have no deliveries to count; `oldestDueAt` covers them.
+   */
+  deliveries: { orgId: string; pending: number; held: number }[];
+  listeners: { orgId: string; state: LivenessState; count: number }[];
+  /** When the delivery that has waited longest past its due time fell due (epoch ms); null when none waits. */
+  oldestDueAt: number | null;
+  /** The database on disk, its write-ahead log included. */
+  databaseBytes: number;
+}
+
 export interface Store {
   orgs: OrgStore;
   apiKeys: ApiKeyStore;
@@ -194,7 +258,13 @@ export interface Store {
   messages: MessageStore;
   events: EventStore;
   deliveries: DeliveryStore;
+  idempotency: IdempotencyStore;
+  /** Throws the storage error when the database does not accept a write now (readiness: one tiny write). */
+  checkWritable(now: number): Promise<void>;
+  gauges(now: number): Promise<StoreGauges>;
   /** An online, consistent copy of the whole database into `file`. */
   backup(file: string): Promise<void>;
+  /** Gives the space of deleted rows back to the file system (SQLite: a stopped server only). */
+  compact(): Promise<void>;
   close(): Promise<void>;
 }

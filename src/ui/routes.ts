@@ -7,6 +7,7 @@
 import page from "./client/index.html";
 import { loadAssets, type Asset, type Assets } from "./assets.ts";
 import { errorResponse } from "../http/errors.ts";
+import { splitUrl } from "../http/request-url.ts";
 import type { Logger } from "../lib/log.ts";
 
 export const CONTENT_SECURITY_POLICY = [
@@ -72,7 +73,8 @@ export function uiRoutes(options: UiOptions): Record<string, Handler> {
       options.log.error("the dashboard could not be loaded", { error: String(error) });
       return errorResponse(500, "The dashboard could not be loaded.");
     }
-    const name = new URL(request.url).pathname.slice("/ui/".length);
+    // splitUrl, not new URL: Bun leaves the URL relative when it cannot use the Host header.
+    const name = splitUrl(request.url).path.slice("/ui/".length);
     const file = loaded.files.get(name);
     if (file) return answer(request, file, FILE_CACHE);
     if (name.slice(name.lastIndexOf("/") + 1).includes(".")) return notFound();
@@ -80,10 +82,7 @@ export function uiRoutes(options: UiOptions): Record<string, Handler> {
   }
 
   return {
-    "/ui": (request) => {
-      const { search } = new URL(request.url);
-      return new Response(null, { status: 308, headers: { ...SECURITY_HEADERS, location: `/ui/${search}` } });
-    },
+    "/ui": (request) => new Response(null, { status: 308, headers: { ...SECURITY_HEADERS, location: `/ui/${splitUrl(request.url).search}` } }),
     "/ui/*": serveUi,
   };
 }

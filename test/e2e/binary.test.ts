@@ -4,6 +4,7 @@ import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "bun";
 import { PROTOS, ROOT, startFanout, tempDir, type Fanout } from "./harness.ts";
+import { scrape } from "./prometheus.ts";
 
 let fanout: Fanout;
 let binary: string;
@@ -21,6 +22,16 @@ afterAll(async () => void (await fanout?.stop()));
 test("the binary alone prints its version", async () => {
   const out = await $`${binary} version`.text();
   expect(out.trim()).toMatch(/^fanout \d+\.\d+\.\d+$/);
+});
+
+test("the binary serves /metrics with prom-client's process figures", async () => {
+  expect((await fanout.call("h1", "POST", "/v1/queues", { body: { name: "bin-metrics" } })).status).toBe(200);
+  const m = await scrape(fanout);
+  expect(m.value("fanout_info")).toBe(1);
+  expect(m.value("fanout_http_requests_total", { method: "POST", route: "/v1/queues", status: "200" })).toBe(1);
+  for (const name of ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_start_time_seconds", "process_open_fds", "process_max_fds"]) {
+    expect({ name, positive: m.value(name)! > 0 }).toEqual({ name, positive: true });
+  }
 });
 
 test("the binary validates as the source does: query bounds hold, bodies too deep are refused", async () => {

@@ -60,7 +60,7 @@ export async function startFanout(opts: StartOptions = {}): Promise<Fanout> {
   };
   void collect(proc.stdout);
   void collect(proc.stderr);
-  const url = await waitFor(() => output.match(/listening on (\S+)/)?.[1], 20_000, () => `server did not start:\n${output}`, proc);
+  const url = await waitFor(() => output.match(/listening on ([^\s"]+)/)?.[1], 20_000, () => `server did not start:\n${output}`, proc);
   const port = new URL(url).port;
   const base = `${new URL(url).protocol}//127.0.0.1:${port}`;
   const clients = new Clients(base);

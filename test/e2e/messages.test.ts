@@ -84,7 +84,7 @@ for (const proto of PROTOS) {
       expect(got.body.message.deliveries).toHaveLength(1);
       const [delivery] = got.body.message.deliveries;
       expect(delivery.listener).toEqual(early);
-      expect(Object.keys(delivery).sort()).toEqual(["attempts", "last_error", "last_status", "listener", "next_attempt_at", "state"]);
+      expect(Object.keys(delivery).sort()).toEqual(["attempts", "cycle", "last_error", "last_status", "listener", "next_attempt_at", "state"]);
       expect(["pending", "sending", "acknowledged", "missed"]).toContain(delivery.state);
       expect(typeof delivery.attempts).toBe("number");
       expect(got.body._links.attempts.href).toBe(`${self}/attempts`);
@@ -191,10 +191,10 @@ for (const proto of PROTOS) {
 
       const attempts = await call("GET", `${path}/attempts`);
       expect(attempts.status).toBe(200);
-      expect(attempts.body.attempts).toContainEqual({ listener: l, attempt: 7, attempted_at: 1234, status_code: 503, duration_ms: 12, error: null, response: "busy" });
+      expect(attempts.body.attempts).toContainEqual({ listener: l, attempt: 7, cycle: 1, attempted_at: 1234, status_code: 503, duration_ms: 12, error: null, response: "busy" });
       expect(attempts.body._links.self.href).toBe(`${fanout.url}${path}/attempts`);
       const [delivery] = (await call("GET", path)).body.message.deliveries;
-      expect(delivery).toEqual({ listener: l, state: "missed", attempts: 7, next_attempt_at: null, last_status: 503, last_error: "Service Unavailable" });
+      expect(delivery).toEqual({ listener: l, state: "missed", attempts: 7, next_attempt_at: null, last_status: 503, last_error: "Service Unavailable", cycle: 1 });
       expect((await call("GET", `/v1/queues/${q}/messages/msg_nope/attempts`)).status).toBe(404);
     });
 

@@ -12,7 +12,7 @@ const request = (over: Partial<ClaimRequest> = {}): ClaimRequest => ({ owner: "w
 
 function completion(c: ClaimedDelivery, next: Settlement, at: number, status: number | null = 200): Completion {
   return {
-    id: c.id, token: c.token, listenerSeq: c.listener.seq, messageId: c.message.id, attempt: c.attempt + 1, next,
+    id: c.id, token: c.token, listenerSeq: c.listener.seq, listenerId: c.listener.id, messageId: c.message.id, attempt: c.attempt + 1, next,
     record: { attemptedAt: at, statusCode: status, durationMs: 5, error: status === null ? "timeout" : null, response: "ok" },
   };
 }
@@ -51,7 +51,7 @@ for (const backend of BACKENDS) {
       clock.advance(1);
       expect(await store.messages.deliveries(org, queue.id, m1.id)).toEqual([{
         listenerId: early.id, listenerName: "early", state: "pending", attempts: 0, nextAttemptAt: m1.createdAt,
-        lastStatus: null, lastError: null, updatedAt: m1.createdAt,
+        lastStatus: null, lastError: null, cycle: 1, updatedAt: m1.createdAt,
       }]);
       const m2 = await publish();
       const claimed = await claim();
@@ -111,7 +111,7 @@ for (const backend of BACKENDS) {
       expect(claimed.map((c) => c.message.id)).toEqual([m1.id, m2.id]);
       expect(claimed[0]).toMatchObject({
         attempt: 0,
-        listener: { id: l.id, notifyUrl: "http://127.0.0.1/one", secrets: ["whsec_b25l"], down: false },
+        listener: { id: l.id, notifyUrl: "http://127.0.0.1/one", secrets: ["whsec_b25l"], held: false },
         message: { id: m1.id, name: "first", queue: { id: queue.id, name: "orders" }, data: '{"n":1}', createdAt: m1.createdAt },
       });
       expect(claimed[1]!.message.data).toBe('"text"');
@@ -189,7 +189,7 @@ for (const backend of BACKENDS) {
       expect(await stateOf(m.id)).toMatchObject({ state: "acknowledged", attempts: 1, lastStatus: 200, nextAttemptAt: null });
       expect((await store.listeners.get(org, queue.id, l.id)).messages).toEqual({ acknowledgedCount: 1, missed: [], missedCount: 0 });
       expect(await store.messages.attempts(org, queue.id, m.id)).toEqual([
-        { listenerId: l.id, listenerName: "one", attempt: 1, attemptedAt: clock.now() - 7, statusCode: 200, durationMs: 5, error: null, response: "ok" },
+        { listenerId: l.id, listenerName: "one", attempt: 1, cycle: 1, attemptedAt: clock.now() - 7, statusCode: 200, durationMs: 5, error: null, response: "ok" },
       ]);
       // The same completion again (a duplicate) changes nothing and counts nothing.
       expect(await store.deliveries.complete([completion(c!, { state: "acknowledged" }, clock.now())], clock.now())).toEqual([false]);
@@ -280,7 +280,7 @@ for (const backend of BACKENDS) {
       await publish();
       await publish();
       const claimed = await claim();
-      expect(claimed.map((c) => c.listener.down)).toEqual([true, true, true]);
+      expect(claimed.map((c) => c.listener.held)).toEqual([true, true, true]);
       expect(await store.deliveries.hold(claimed, clock.now())).toEqual([true, true, true]);
       expect(await stateOf(m.id)).toMatchObject({ state: "pending", attempts: 0, nextAttemptAt: null });
       clock.advance(60_000);
@@ -292,7 +292,7 @@ for (const backend of BACKENDS) {
       expect(await store.deliveries.resume(seq, 2, clock.now())).toBe(0);
       const resumed = await claim();
       expect(resumed.map((c) => c.id).sort()).toEqual(claimed.map((c) => c.id).sort());
-      expect(resumed.every((c) => c.attempt === 0 && !c.listener.down)).toBe(true);
+      expect(resumed.every((c) => c.attempt === 0 && !c.listener.held)).toBe(true);
     });
 
     test("a delivery held longer than the allowed wait is missed", async () => {
@@ -301,9 +301,9 @@ for (const backend of BACKENDS) {
       const m = await publish();
       await store.deliveries.hold(await claim(), clock.now());
       clock.advance(999);
-      expect(await store.deliveries.expireHeld(1000, clock.now())).toBe(0);
+      expect(await store.deliveries.expireHeld(1000, clock.now())).toEqual([]);
       clock.advance(1);
-      expect(await store.deliveries.expireHeld(1000, clock.now())).toBe(1);
+      expect(await store.deliveries.expireHeld(1000, clock.now())).toEqual([{ orgId: org, listenerId: l.id, queueId: queue.id, messageId: m.id }]);
       expect(await stateOf(m.id)).toMatchObject({ state: "missed", attempts: 0, lastError: expect.stringContaining("down") });
       expect((await store.listeners.get(org, queue.id, l.id)).messages).toEqual({ acknowledgedCount: 0, missed: [m.id], missedCount: 1 });
     });

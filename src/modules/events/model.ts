@@ -21,7 +21,9 @@ const Ref = t.Union([t.Object({ id: t.String(), name: t.String() }), t.Null()]);
 /** SPEC 2.9. Every field is always present; a reference that does not apply to the type is null. */
 export const UsageEventModel = t.Object({
   id: t.String(),
-  type: t.String({ description: "api_key_added|updated|deleted, api_client_updated, queue_*, listener_*, message_*" }),
+  type: t.String({
+    description: "api_key_added|updated|deleted, api_client_updated, queue_added|updated|deleted, listener_added|updated|deleted|replayed, message_added|updated|deleted|redelivered",
+  }),
   stored_at: t.Integer({ description: "epoch ms" }),
   client: t.Object({ id: t.String() }),
   api_key: Ref,

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { Type } from "@sinclair/typebox";
 import { Links, ResourceName } from "../shared-model.ts";
 
 /**
@@ -11,15 +12,30 @@ export const HttpUrl = t.String({
   description: "an absolute http or https URL; its host must resolve to a public address or into --allow-targets",
 });
 
+const Enabled = t.Boolean({ description: "false pauses the listener: its deliveries wait, as while it is down; true resumes them" });
+
 export const ListenerCreateBody = t.Object(
-  { name: ResourceName, notify_url: HttpUrl, liveness_url: HttpUrl },
-  { additionalProperties: false, description: "all three are required; the names `self` and `schema` are refused (422)" },
+  { name: ResourceName, notify_url: HttpUrl, liveness_url: HttpUrl, enabled: t.Optional(Enabled) },
+  { additionalProperties: false, description: "name and both URLs are required; enabled defaults to true; the names `self` and `schema` are refused (422)" },
 );
 
 export const ListenerUpdateBody = t.Object(
-  { name: t.Optional(ResourceName), notify_url: t.Optional(HttpUrl), liveness_url: t.Optional(HttpUrl) },
+  { name: t.Optional(ResourceName), notify_url: t.Optional(HttpUrl), liveness_url: t.Optional(HttpUrl), enabled: t.Optional(Enabled) },
   { additionalProperties: false, description: "only the given properties change" },
 );
+
+export const ReplayBody = t.Object(
+  {
+    since: Type.Integer({ minimum: 0, description: "epoch ms: messages created at or after it" }),
+    until: t.Optional(Type.Integer({ minimum: 0, description: "epoch ms: messages created before it (default: now)" })),
+    only: t.Optional(t.Union([t.Literal("missed"), t.Literal("all")], { description: "missed (default): missed deliveries; all: missed and acknowledged" })),
+  },
+  { additionalProperties: false },
+);
+export const ReplayResponse = t.Object({
+  replayed: Type.Integer({ description: "deliveries that start a new cycle; the delivery worker takes them up in the background" }),
+  _links: Links,
+});
 
 /**
  * `pretty` is honoured by the app for every route ("", "true" or "1" indent the JSON). Declared as a string,
@@ -46,6 +62,7 @@ export const ListenerFull = t.Object({
     missed: t.Array(t.String(), { description: "ids of the newest missed messages (at most 100)" }),
     missed_count: t.Integer(),
   }),
+  enabled: Enabled,
 });
 
 const Secret = t.String({ description: "`whsec_` + base64; the Standard Webhooks signing key" });

@@ -21,6 +21,7 @@ export const fullListener = (l: Listener) => ({
   liveness_url: l.livenessUrl,
   liveness: { state: l.liveness.state, success_count: l.liveness.successCount, failure_count: l.liveness.failureCount },
   messages: { acknowledged_count: l.messages.acknowledgedCount, missed: l.messages.missed, missed_count: l.messages.missedCount },
+  enabled: l.enabled,
 });
 
 /** A listener's `_links`: itself, its queue, and its secret (a sub-resource). */
@@ -73,7 +74,29 @@ function listRoutes(deps: Deps) {
 export function listenerRoutes(deps: Deps) {
   // Parsed once: the allow list is fixed for the process, and a bad entry already stopped startup in config.
   const policy = makeTargetPolicy(deps.config.allowTargets);
-  return new Elysia().use(listRoutes(deps)).use(itemRoutes(deps, policy)).use(secretRoutes(deps));
+  return new Elysia().use(listRoutes(deps)).use(itemRoutes(deps, policy)).use(secretRoutes(deps)).use(replayRoutes(deps));
+}
+
+/** A replay is taken up by the delivery worker in the background: 202, with how many deliveries start again. */
+function replayRoutes(deps: Deps) {
+  return new Elysia({ tags } as any)
+    .use(apiContext(deps))
+    .post(
+      "/queues/:queue_id/listeners/:listener_id/replay",
+      async ({ auth, params, body, origin, now, set }) => {
+        const replayed = await service.replay(deps, auth, params.queue_id, params.listener_id, body, now);
+        set.status = 202;
+        const listener = listenerPath(params.queue_id, params.listener_id);
+        return { replayed, _links: { self: link(origin, `${listener}/replay`), listener: link(origin, listener) } };
+      },
+      {
+        params: m.ListenerParams, query: Pretty, body: m.ReplayBody, response: { 202: m.ReplayResponse },
+        detail: {
+          summary: "Replay a time window of the listener's final deliveries (missed, or all): each starts a new cycle with a fresh retry schedule",
+          tags, responses: refusals(422),
+        },
+      },
+    );
 }
 
 function itemRoutes(deps: Deps, policy: TargetPolicy) {
@@ -106,7 +129,7 @@ function itemRoutes(deps: Deps, policy: TargetPolicy) {
       },
       {
         params: m.ListenerParams, query: Pretty, body: m.ListenerUpdateBody, response: m.ListenerRefResponse,
-        detail: { summary: "Change a listener's name or URLs", tags, responses: refusals(409, 422) },
+        detail: { summary: "Change a listener's name or URLs, or pause and resume it (enabled)", tags, responses: refusals(409, 422) },
       },
     )
     .delete(

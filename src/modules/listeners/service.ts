@@ -6,8 +6,9 @@ import { newSecret } from "../../delivery/sign.ts";
 import { resolveTarget, type TargetPolicy } from "../../delivery/egress.ts";
 import type { Listener, ListenerInput, ListenerSecrets, Page } from "../../store/index.ts";
 
-export type ListenerCreate = { name: string; notify_url: string; liveness_url: string };
+export type ListenerCreate = { name: string; notify_url: string; liveness_url: string; enabled?: boolean };
 export type ListenerUpdate = Partial<ListenerCreate>;
+export type ReplayRequest = { since: number; until?: number; only?: "missed" | "all" };
 
 /** The old secret keeps signing beside the new one this long after a rotation (PRODUCT §6). */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -37,6 +38,7 @@ const toInput = (body: ListenerUpdate): Partial<ListenerInput> => {
   if (body.name !== undefined) input.name = body.name;
   if (body.notify_url !== undefined) input.notifyUrl = body.notify_url;
   if (body.liveness_url !== undefined) input.livenessUrl = body.liveness_url;
+  if (body.enabled !== undefined) input.enabled = body.enabled;
   return input;
 };
 
@@ -46,7 +48,7 @@ export async function createListener(deps: Deps, policy: TargetPolicy, auth: Aut
   await deps.store.queues.get(auth.orgId, queueId);
   await checkTargets(policy, body);
   const secret = newSecret();
-  const input = { name: body.name, notifyUrl: body.notify_url, livenessUrl: body.liveness_url, secret };
+  const input = { name: body.name, notifyUrl: body.notify_url, livenessUrl: body.liveness_url, enabled: body.enabled ?? true, secret };
   const listener = await deps.store.listeners.create(auth.orgId, queueId, input, now, auth.actor);
   return { listener, secret };
 }
@@ -72,6 +74,15 @@ export async function updateListener(deps: Deps, policy: TargetPolicy, auth: Aut
   await deps.store.listeners.get(auth.orgId, queueId, id);
   await checkTargets(policy, body);
   return deps.store.listeners.update(auth.orgId, queueId, id, toInput(body), now, auth.actor);
+}
+
+/** The window is [since, until), until defaulting to now; an empty or inverted one is refused (422). */
+export async function replay(deps: Deps, auth: Auth, queueId: string, id: string, body: ReplayRequest, now: number): Promise<number> {
+  requireScope(auth.key, "listeners", "write", [queueId, id]);
+  const until = body.until ?? now;
+  if (body.since >= until) throw unprocessable("The window is empty: since must be before until (default: now).", [{ path: "/since", message: "must be before until" }]);
+  // The delivery worker looks for waiting replays four times a second (delivery/upkeep.ts).
+  return deps.store.listeners.replay(auth.orgId, queueId, id, { since: body.since, until, only: body.only ?? "missed" }, now, auth.actor);
 }
 
 export async function deleteListener(deps: Deps, auth: Auth, queueId: string, id: string, now: number) {

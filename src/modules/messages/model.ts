@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { Type } from "@sinclair/typebox";
 import { Links, ResourceName } from "../shared-model.ts";
 
 /**
@@ -34,6 +35,7 @@ const Delivery = t.Object({
   next_attempt_at: Nullable(t.Integer({ description: "epoch ms" })),
   last_status: Nullable(t.Integer({ description: "HTTP status of the last attempt" })),
   last_error: Nullable(t.String({ description: "why the last attempt failed without a status" })),
+  cycle: t.Integer({ description: "1 for the publish's delivery; each redelivery or replay starts the next, with a fresh retry schedule" }),
 });
 
 const MessageFull = t.Object({
@@ -46,7 +48,8 @@ const MessageFull = t.Object({
 
 const Attempt = t.Object({
   listener: ListenerRef,
-  attempt: t.Integer(),
+  attempt: t.Integer({ description: "the attempt's number within its cycle, from 1" }),
+  cycle: t.Integer({ description: "the delivery's cycle the attempt belongs to" }),
   attempted_at: t.Integer({ description: "epoch ms" }),
   status_code: Nullable(t.Integer()),
   duration_ms: t.Integer(),
@@ -58,3 +61,12 @@ export const MessageRefResponse = t.Object({ message: MessageRef, _links: Links 
 export const MessageResponse = t.Object({ message: MessageFull, _links: Links });
 export const MessageListResponse = t.Object({ messages: t.Array(MessageRef), _links: Links });
 export const AttemptListResponse = t.Object({ attempts: t.Array(Attempt, { description: "newest first" }), _links: Links });
+
+export const RedeliverBody = t.Object(
+  { listeners: t.Optional(t.Array(t.String({ minLength: 1 }), { description: "listener ids; default: every listener the message was fanned out to" })) },
+  { additionalProperties: false, description: "optional: without a body every listener of the message gets it again" },
+);
+export const RedeliverResponse = t.Object({
+  redelivered: Type.Integer({ description: "deliveries that start a new cycle now (one in flight is left to finish)" }),
+  _links: Links,
+});

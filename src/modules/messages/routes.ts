@@ -32,11 +32,13 @@ const deliveryView = (d: DeliveryStatus) => ({
   next_attempt_at: d.nextAttemptAt,
   last_status: d.lastStatus,
   last_error: d.lastError,
+  cycle: d.cycle,
 });
 
 const attemptView = (a: Attempt) => ({
   listener: { id: a.listenerId, name: a.listenerName },
   attempt: a.attempt,
+  cycle: a.cycle,
   attempted_at: a.attemptedAt,
   status_code: a.statusCode,
   duration_ms: a.durationMs,
@@ -142,6 +144,19 @@ function messageWrites(deps: Deps, queues: QueueCache) {
       {
         parse: jsonOrEmpty({}), params: m.MessageParams, query: Pretty, body: m.MessageUpdateBody, response: m.MessageRefResponse,
         detail: { summary: "Rename a message", tags },
+      },
+    )
+    .post(
+      "/queues/:queue_id/messages/:message_id/redeliver",
+      async ({ auth, params, body, origin, now, set }) => {
+        const redelivered = await service.redeliver(deps, auth, params.queue_id, params.message_id, body, now);
+        set.status = 202;
+        const self = messagePath(params.queue_id, params.message_id);
+        return { redelivered, _links: { self: link(origin, `${self}/redeliver`), message: link(origin, self), attempts: link(origin, `${self}/attempts`) } };
+      },
+      {
+        parse: jsonOrEmpty({}), params: m.MessageParams, query: Pretty, body: m.RedeliverBody, response: { 202: m.RedeliverResponse },
+        detail: { summary: "Send a message again: each chosen delivery starts a new cycle with a fresh retry schedule", tags, responses: refusals(422) },
       },
     )
     .delete(

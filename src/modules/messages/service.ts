@@ -51,14 +51,21 @@ export async function publishMessage(deps: Deps, queues: QueueCache, auth: Auth,
   requireScope(auth.key, "messages", "write", [queueId]);
   const text = JSON.stringify(body.data);
   const message = await publishChecked(deps, queues, auth, queueId, body, text, now);
+  deps.metrics?.published(auth.orgId);
+  nudge(deps);
+  return message;
+}
+
+/**
+ * Wakes the delivery worker for new due deliveries. A failure is logged, not thrown: the change is committed and
+ * the worker's polling will find it; failing the request now would make the client send it twice.
+ */
+function nudge(deps: Deps): void {
   try {
     deps.nudge();
   } catch (e) {
-    // The message is committed and the worker's polling will find it; failing the request now would make
-    // the client publish it twice.
     deps.log.warn("could not nudge the delivery worker", { error: String(e) });
   }
-  return message;
 }
 
 /**
@@ -90,6 +97,15 @@ export async function renameMessage(deps: Deps, auth: Auth, queueId: string, id:
   requireScope(auth.key, "messages", "write", [queueId, id]);
   const name = body.name !== undefined ? body.name : (await deps.store.messages.get(auth.orgId, queueId, id)).name;
   return deps.store.messages.rename(auth.orgId, queueId, id, name, now, auth.actor);
+}
+
+/** The listeners named (all of the message's when none are): 422 for an empty list. */
+export async function redeliver(deps: Deps, auth: Auth, queueId: string, id: string, body: { listeners?: string[] }, now: number): Promise<number> {
+  requireScope(auth.key, "messages", "write", [queueId, id]);
+  if (body.listeners?.length === 0) throw unprocessable("Name at least one listener, or send no list to redeliver to all.", [{ path: "/listeners", message: "must not be empty" }]);
+  const n = await deps.store.messages.redeliver(auth.orgId, queueId, id, body.listeners ?? null, now, auth.actor);
+  if (n > 0) nudge(deps);
+  return n;
 }
 
 export async function deleteMessage(deps: Deps, auth: Auth, queueId: string, id: string, now: number) {

@@ -7,11 +7,13 @@ import type { Database } from "bun:sqlite";
 import { openDatabase } from "./db.ts";
 import { startCheckpoints } from "./checkpoints.ts";
 import { LockSignal } from "./lock-signal.ts";
+import { storeGauges } from "./gauges.ts";
 import type { FromCheckpointer, ToCheckpointer } from "./checkpointer.ts";
 
 declare const self: Worker;
 let db: Database | undefined;
 let stopTimer: (() => void) | undefined;
+let gauges: ReturnType<typeof storeGauges> | undefined;
 
 const post = (message: FromCheckpointer) => self.postMessage(message);
 
@@ -22,9 +24,14 @@ self.onmessage = (event: MessageEvent<ToCheckpointer>) => {
       db = openDatabase(m.path, m.durability, m.temporary);
       stopTimer = startCheckpoints(db, m.path, (error) => post({ type: "failed", error: String(error) }),
         { keepAlive: true, signal: new LockSignal(m.lockSignal) });
+      gauges = storeGauges(db, m.path);
     } catch (error) {
       post({ type: "unable", error: String(error) });
     }
+  } else if (m.type === "gauges") {
+    const { id } = m;
+    if (!gauges) return post({ type: "gauges", id, error: "no connection" });
+    gauges(m.now).then((g) => post({ type: "gauges", id, gauges: g }), (e) => post({ type: "gauges", id, error: String(e) }));
   } else if (m.type === "stop") {
     stopTimer?.();
     db?.close();

@@ -6,6 +6,7 @@ import { openDatabase } from "./db.ts";
 import { walBytes } from "./checkpoints.ts";
 import { startCheckpointThread } from "./checkpointer.ts";
 import { LockSignal } from "./lock-signal.ts";
+import { openSqliteStore } from "./index.ts";
 import { waitFor } from "../../../test/e2e/harness.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-checkpointer-"));
@@ -62,5 +63,28 @@ test("a thread that ends is replaced by checkpoints on the caller's connection, 
   } finally {
     await handle.stop();
     db.close();
+  }
+});
+
+test("the thread reads the store's gauges from its own connection; once it is gone, asking is refused", async () => {
+  const path = join(dir, "gauges.db");
+  const store = openSqliteStore(path, { durability: "normal" });
+  const actor = { keyId: "k", keyName: "k" };
+  const org = (await store.orgs.create("com.example.g", 1)).id;
+  const queue = (await store.queues.create(org, { name: "q", schema: null, schemaId: null }, 1, actor)).id;
+  await store.listeners.create(org, queue, { name: "l", notifyUrl: "http://127.0.0.1/n", livenessUrl: "http://127.0.0.1/l", secret: "whsec_x" }, 1, actor);
+  const db = openDatabase(path, "normal");
+  const handle = startCheckpointThread(db, path, "normal", false, new LockSignal(), () => {});
+  try {
+    const gauges = await handle.gauges(Date.now());
+    expect(gauges).toMatchObject({ deliveries: [], listeners: [{ orgId: org, state: "pending", count: 1 }], oldestDueAt: null });
+    expect(gauges).toEqual(await store.gauges(Date.now()));
+    handle.thread.terminate();
+    await waitFor(async () => (await handle.gauges(Date.now()).then(() => false, (e: Error) => e.message)) || undefined, 5000);
+    await expect(handle.gauges(Date.now())).rejects.toThrow("the checkpoint thread is gone");
+  } finally {
+    await handle.stop();
+    db.close();
+    await store.close();
   }
 });

@@ -4,8 +4,9 @@
  * call is one BEGIN IMMEDIATE transaction however many rows it settles.
  */
 import type { Database } from "bun:sqlite";
-import { randomBase62 } from "../../lib/ids.ts";
-import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, ProbeTarget } from "../deliveries.ts";
+import { idFloor, randomBase62 } from "../../lib/ids.ts";
+import { replayStatements } from "./replays.ts";
+import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeTarget } from "../deliveries.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
 import { whenUnlocked } from "./write-lock.ts";
 import type { LockSignal } from "./lock-signal.ts";
@@ -71,8 +72,8 @@ function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
 
 type Detail = { id: number; attempt: number; listenerSeq: number; messageId: string; messageName: string | null; data: string; createdAt: number };
 type ListenerDetail = {
-  seq: number; id: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
-  livenessState: string; queueId: string; queueName: string;
+  seq: number; id: string; orgId: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
+  livenessState: string; enabled: number; queueId: string; queueName: string;
 };
 
 function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): ClaimedDelivery {
@@ -82,7 +83,7 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): Cl
     id: d.id,
     token,
     attempt: d.attempt,
-    listener: { seq: l.seq, id: l.id, notifyUrl: l.notifyUrl, secrets, down: l.livenessState === "down" },
+    listener: { seq: l.seq, id: l.id, orgId: l.orgId, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled },
     message: {
       id: d.messageId,
       name: d.messageName,
@@ -95,6 +96,7 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): Cl
 
 function settle(s: Statements, c: Completion, now: number, acknowledged: Map<number, number>): boolean {
   const next = c.next;
+  if (next.state === "gone") return settleGone(s, c, now);
   const changed = s.settle.run({
     id: c.id, token: c.token, now, state: next.state, attempt: c.attempt,
     nextAt: next.state === "pending" ? next.at : null, status: c.record.statusCode, error: c.record.error,
@@ -109,6 +111,16 @@ function settle(s: Statements, c: Completion, now: number, acknowledged: Map<num
   return true;
 }
 
+/** A 410 Gone: the attempt is recorded, the delivery held, and its listener paused (Standard Webhooks). */
+function settleGone(s: Statements, c: Completion, now: number): boolean {
+  const r = c.record;
+  const changed = s.settleGone.run({ id: c.id, token: c.token, now, attempt: c.attempt, status: r.statusCode, error: r.error }).changes;
+  if (changed === 0) return false;
+  s.insertAttempt.run({ id: c.id, attempt: c.attempt, at: r.attemptedAt, status: r.statusCode, duration: r.durationMs, error: r.error, response: r.response });
+  s.pauseListener.run({ seq: c.listenerSeq });
+  return true;
+}
+
 /** Settles every item; a listener's acknowledgements are counted with one UPDATE per batch, not one per delivery. */
 function settleAll(s: Statements, items: Completion[], now: number): boolean[] {
   const acknowledged = new Map<number, number>();
@@ -117,7 +129,7 @@ function settleAll(s: Statements, items: Completion[], now: number): boolean[] {
   return settled;
 }
 
-type Held = { id: number; listenerSeq: number; messageId: string };
+type Held = { id: number; listenerSeq: number; messageId: string } & MissedDelivery;
 type FanoutState = { cursor: number; top: number };
 
 /**
@@ -153,6 +165,7 @@ function transactions(sqlite: Database, s: Statements) {
     const tx = sqlite.transaction(fn);
     return (...args: A): T => tx.immediate(...args);
   };
+  const replayChunk = replayStatements(sqlite);
   // Tokens must never repeat, even across store instances that share an owner name (tests, restarts).
   const nonce = randomBase62(6);
   let claims = 0;
@@ -170,17 +183,18 @@ function transactions(sqlite: Database, s: Statements) {
       return { settled, token, ids, more };
     }),
     complete: immediate((items: Completion[], now: number) => settleAll(s, items, now)),
+    replayChunk: immediate((limit: number, now: number) => replayChunk(limit, now)),
     hold: immediate((leases: Lease[], now: number) => leases.map((l) => s.hold.run({ id: l.id, token: l.token, now }).changes > 0)),
     release: immediate((leases: Lease[], now: number) =>
       leases.reduce((n, l) => n + s.release.run({ id: l.id, token: l.token, now }).changes, 0)),
     expire: immediate((rows: Held[], now: number) => {
-      let n = 0;
+      const missed: MissedDelivery[] = [];
       for (const r of rows) {
         if (s.missHeld.run({ id: r.id, now, error: MISSED_WHILE_DOWN }).changes === 0) continue;
         s.countMissed.run({ seq: r.listenerSeq, messageId: r.messageId });
-        n++;
+        missed.push({ orgId: r.orgId, listenerId: r.listenerId, queueId: r.queueId, messageId: r.messageId });
       }
-      return n;
+      return missed;
     }),
   };
 }
@@ -230,6 +244,12 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     async releaseOwner(owner, now) {
       return write(() => s.releaseOwner.run({ prefix: `${owner}:`, now }).changes);
     },
+    async deleteExpired(before, limit) {
+      return write(() => s.deleteExpired.run({ before: idFloor("message", before), limit }).changes);
+    },
+    async replayChunk(limit, now) {
+      return write(() => tx.replayChunk(limit, now));
+    },
     async releaseAll(now) {
       return write(() => s.releaseAll.run({ now }).changes);
     },
@@ -238,7 +258,7 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     },
     async expireHeld(maxWaitMs, now) {
       const rows = s.heldTooLong.all({ cutoff: now - maxWaitMs }) as Held[];
-      return rows.length ? write(() => tx.expire(rows, now)) : 0;
+      return rows.length ? write(() => tx.expire(rows, now)) : [];
     },
     async claimProbes(limit, holdMs, now) {
       return write(() => s.claimProbes.all({ now, limit, hold: now + holdMs }) as ProbeTarget[]);

@@ -10,6 +10,8 @@ import { CURSOR_SQL } from "./fanout.ts";
 
 /** Newest 100 kept: the oldest id drops out when a new one joins a full list. */
 const MISSED_KEEP = 100;
+/** A listener whose deliveries are held, not sent: down, or paused (l is the listener). */
+const HOLDS = "(l.liveness_state = 'down' OR NOT l.enabled)";
 
 export const SQL = {
   // Fan-out (fanout.ts): the newest message against the cursor, read before taking the write lock.
@@ -31,11 +33,11 @@ export const SQL = {
   // A unary + keeps SQLite from scanning an index on `state` where the rowid already names the row.
   // Oldest due first, one window at a time: ($at, $id) is where the previous window ended (-1, 0 for the first).
   // Held rows have next_attempt_at NULL and so sit outside the range.
-  dueWindow: `SELECT d.id AS id, d.listener_seq AS listenerSeq, d.next_attempt_at AS at, l.liveness_state = 'down' AS down
+  dueWindow: `SELECT d.id AS id, d.listener_seq AS listenerSeq, d.next_attempt_at AS at, ${HOLDS} AS down
     FROM deliveries d JOIN listeners l ON l.seq = d.listener_seq
     WHERE d.state = 'pending' AND d.next_attempt_at <= $now AND d.next_attempt_at >= $at AND (d.next_attempt_at > $at OR d.id > $id)
     ORDER BY d.next_attempt_at, d.id LIMIT $window`,
-  listenersWithDue: `SELECT l.seq AS seq, l.liveness_state = 'down' AS down FROM listeners l
+  listenersWithDue: `SELECT l.seq AS seq, ${HOLDS} AS down FROM listeners l
     WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending' AND d.next_attempt_at <= $now)`,
   dueOfListener: `SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at <= $now
     ORDER BY next_attempt_at, id LIMIT $n`,
@@ -50,17 +52,22 @@ export const SQL = {
     FROM deliveries d CROSS JOIN messages m ON m.seq = d.message_seq
     WHERE d.id IN (SELECT value FROM json_each($ids)) AND d.lease_owner = $token`,
   // A listener's queue is its messages' queue: deliveries are made for the listeners of the queue published to.
-  leasedListeners: `SELECT l.seq AS seq, l.id AS id, l.notify_url AS notifyUrl, l.secret AS secret,
+  leasedListeners: `SELECT l.seq AS seq, l.id AS id, l.org_id AS orgId, l.notify_url AS notifyUrl, l.secret AS secret,
       l.previous_secret AS previousSecret, l.previous_secret_until AS previousSecretUntil,
-      l.liveness_state AS livenessState, q.id AS queueId, q.name AS queueName
+      l.liveness_state AS livenessState, l.enabled AS enabled, q.id AS queueId, q.name AS queueName
     FROM listeners l CROSS JOIN queues q ON q.id = l.queue_id
     WHERE l.seq IN (SELECT value FROM json_each($seqs))`,
   nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now`,
   settle: `UPDATE deliveries SET state = $state, attempt = $attempt, next_attempt_at = $nextAt, lease_owner = NULL,
       lease_expires_at = NULL, held_since = NULL, last_status = $status, last_error = $error, updated_at = $now
     WHERE id = $id AND state = 'sending' AND lease_owner = $token`,
-  insertAttempt: `INSERT INTO attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response)
-    VALUES ($id, $attempt, $at, $status, $duration, $error, $response)`,
+  insertAttempt: `INSERT INTO attempts (delivery_id, attempt, cycle, attempted_at, status_code, duration_ms, error, response)
+    VALUES ($id, $attempt, (SELECT cycle FROM deliveries WHERE id = $id), $at, $status, $duration, $error, $response)`,
+  // The receiver answered 410 Gone: the attempt counts, the delivery waits as for a paused listener.
+  settleGone: `UPDATE deliveries SET state = 'pending', attempt = $attempt, next_attempt_at = NULL, held_since = coalesce(held_since, $now),
+      lease_owner = NULL, lease_expires_at = NULL, last_status = $status, last_error = $error, updated_at = $now
+    WHERE id = $id AND state = 'sending' AND lease_owner = $token`,
+  pauseListener: `UPDATE listeners SET enabled = 0 WHERE seq = $seq AND enabled`,
   countAcknowledged: `UPDATE listeners SET acknowledged_count = acknowledged_count + $n WHERE seq = $seq`,
   countMissed: `UPDATE listeners SET missed_count = missed_count + 1,
       missed = json_insert(CASE WHEN json_array_length(missed) >= ${MISSED_KEEP} THEN json_remove(missed, '$[0]') ELSE missed END,
@@ -68,8 +75,8 @@ export const SQL = {
     WHERE seq = $seq`,
   // The listener may have come back between the claim and this statement; then the row is simply due now.
   hold: `UPDATE deliveries SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = $now,
-      next_attempt_at = CASE WHEN l.liveness_state = 'down' THEN NULL ELSE $now END,
-      held_since = CASE WHEN l.liveness_state = 'down' THEN coalesce(held_since, $now) ELSE held_since END
+      next_attempt_at = CASE WHEN ${HOLDS} THEN NULL ELSE $now END,
+      held_since = CASE WHEN ${HOLDS} THEN coalesce(held_since, $now) ELSE held_since END
     FROM listeners AS l
     WHERE deliveries.id = $id AND +deliveries.state = 'sending' AND deliveries.lease_owner = $token AND l.seq = deliveries.listener_seq`,
   release: `UPDATE deliveries SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now
@@ -80,22 +87,31 @@ export const SQL = {
     WHERE state = 'sending'`,
   rescue: `UPDATE deliveries SET state = 'pending', next_attempt_at = $now, lease_owner = NULL, lease_expires_at = NULL, updated_at = $now
     WHERE state = 'sending' AND lease_expires_at <= $now`,
-  heldTooLong: `SELECT d.id AS id, d.listener_seq AS listenerSeq, m.id AS messageId
-    FROM deliveries d INDEXED BY deliveries_held JOIN messages m ON m.seq = d.message_seq
+  heldTooLong: `SELECT d.id AS id, d.listener_seq AS listenerSeq, m.id AS messageId, d.org_id AS orgId, l.id AS listenerId,
+      m.queue_id AS queueId
+    FROM deliveries d INDEXED BY deliveries_held JOIN messages m ON m.seq = d.message_seq JOIN listeners l ON l.seq = d.listener_seq
     WHERE d.held_since IS NOT NULL AND d.held_since <= $cutoff AND d.state = 'pending' AND d.next_attempt_at IS NULL
     LIMIT 1000`,
   missHeld: `UPDATE deliveries SET state = 'missed', held_since = NULL, last_error = $error, updated_at = $now
     WHERE id = $id AND state = 'pending' AND next_attempt_at IS NULL`,
   claimProbes: `UPDATE listeners SET next_probe_at = $hold
     WHERE seq IN (SELECT seq FROM listeners WHERE next_probe_at <= $now ORDER BY next_probe_at LIMIT $limit)
-    RETURNING seq, id, liveness_url AS livenessUrl, liveness_state AS state, failures_in_row AS failuresInRow`,
+    RETURNING seq, id, queue_id AS queueId, liveness_url AS livenessUrl, liveness_state AS state, failures_in_row AS failuresInRow`,
   recordProbe: `UPDATE listeners SET liveness_state = $state, failures_in_row = $failures,
       success_count = success_count + $ok, failure_count = failure_count + 1 - $ok, next_probe_at = $next,
       down_since = CASE WHEN $state = 'down' THEN coalesce(down_since, $now) ELSE NULL END
     WHERE seq = $seq`,
-  // In chunks: resuming a million held rows in one transaction would hold the write lock for seconds.
+  // In chunks: resuming a million held rows in one transaction would hold the write lock for seconds. A paused
+  // listener's rows stay held, whatever its probes say.
   resume: `UPDATE deliveries SET next_attempt_at = $now, updated_at = $now
-    WHERE id IN (SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at IS NULL LIMIT $limit)`,
+    WHERE id IN (SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at IS NULL
+      AND (SELECT enabled FROM listeners WHERE seq = $seq) LIMIT $limit)`,
+  // Retention: the oldest messages made before $before (ids start with their time) whose deliveries are all
+  // final, fanned out already; deleting one cascades to its deliveries and their attempts.
+  deleteExpired: `DELETE FROM messages WHERE seq IN (SELECT m.seq FROM messages m
+    WHERE m.id < $before AND m.seq <= ${CURSOR_SQL}
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_seq = m.seq AND d.state IN ('pending', 'sending'))
+    ORDER BY m.id LIMIT $limit)`,
 } as const;
 
 export type Statements = { -readonly [K in keyof typeof SQL]: Statement };

@@ -7,12 +7,14 @@ import { queueStore } from "./queues.ts";
 import { listenerStore } from "./listeners.ts";
 import { messageStore } from "./messages.ts";
 import { eventStore } from "./events.ts";
+import { idempotencyStore } from "./idempotency.ts";
 import { deliveryStore } from "./deliveries.ts";
 import type { Store } from "../index.ts";
 import { connect } from "./conn.ts";
 import { startCheckpoints } from "./checkpoints.ts";
 import { startCheckpointThread } from "./checkpointer.ts";
 import { LockSignal } from "./lock-signal.ts";
+import { storeGauges } from "./gauges.ts";
 import type { Logger } from "../../lib/log.ts";
 
 /**
@@ -39,9 +41,14 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
   const lockSignal = new LockSignal();
   const conn = connect(sqlite, lockSignal);
   const report = (msg: string, error: unknown) => options.log?.error(msg, error === null ? undefined : { error: String(error) });
-  const stopCheckpoints = options.checkpoints === "thread"
-    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, lockSignal, report).stop
+  const thread = options.checkpoints === "thread"
+    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, lockSignal, report) : null;
+  const stopCheckpoints = thread
+    ? thread.stop
     : startCheckpoints(sqlite, where.path, (error) => report("checkpoint failed; the next one tries again", error));
+  // On the checkpoint thread when there is one, so a large count never holds up requests; here otherwise.
+  const gaugesHere = storeGauges(sqlite, where.path);
+  const gauges = thread ? (now: number) => thread.gauges(now).catch(() => gaugesHere(now)) : gaugesHere;
   return {
     path: where.path,
     lockSignal,
@@ -52,6 +59,18 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
     messages: messageStore(conn),
     events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
+    idempotency: idempotencyStore(conn),
+    async checkWritable(now) {
+      await conn.write((tx) => {
+        tx.$client.query("INSERT INTO readiness (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at").run(now);
+      });
+    },
+    async compact() {
+      // Rewrites the file without its free pages; it holds the write lock throughout (commands.ts runs it only
+      // while no server holds the file).
+      sqlite.run("VACUUM");
+    },
+    gauges,
     async backup(file) {
       // VACUUM INTO writes a consistent, compacted copy from one read transaction while writers go on. It accepts
       // an empty file, made first so the copy of the secrets is private from its first byte.

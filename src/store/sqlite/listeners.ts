@@ -1,5 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
-import { listeners } from "./schema.ts";
+import { listeners, replays } from "./schema.ts";
+import { countReplayable, windowSeqs } from "./replays.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue } from "./queues.ts";
 import { lastMessageSeq } from "./fanout.ts";
@@ -17,6 +18,7 @@ const toListener = (r: Row): Listener => ({
   livenessUrl: r.livenessUrl,
   liveness: { state: r.livenessState, successCount: r.successCount, failureCount: r.failureCount },
   messages: { acknowledgedCount: r.acknowledgedCount, missed: JSON.parse(r.missed), missedCount: r.missedCount },
+  enabled: r.enabled,
   createdAt: r.createdAt,
 });
 
@@ -46,7 +48,7 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const queue = findQueue(tx, orgId, queueId);
         const row = {
           id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
-          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now,
+          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
           // It receives the messages published after this commit (fanout.ts).
           fromSeq: lastMessageSeq(tx),
         };
@@ -71,11 +73,14 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
     async update(orgId, queueId, id, patch, now, actor) {
       return write((tx) => {
         const queue = findQueue(tx, orgId, queueId);
-        findRow(tx, orgId, queueId, id);
+        const before = findRow(tx, orgId, queueId, id);
         const set: Partial<Row> = {};
         if (patch.name !== undefined) set.name = patch.name;
         if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
         if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
+        if (patch.enabled !== undefined) set.enabled = patch.enabled;
+        // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
+        if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
         if (Object.keys(set).length) unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)).run());
         const listener = toListener(findRow(tx, orgId, queueId, id));
         recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
@@ -89,6 +94,21 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         tx.delete(listeners).where(eq(listeners.id, id)).run();
         recordEvent(tx, orgId, "listener_deleted", now, actor, { queue, listener });
       }, { mode: "alone" }); // its deliveries and their attempts go with it: any number of rows
+    },
+    async replay(orgId, queueId, id, window, now, actor) {
+      const listener = findRow(db, orgId, queueId, id);
+      const range = windowSeqs(db, listener.fromSeq, window);
+      const count = range ? await countReplayable(db, listener.seq, range, window) : 0;
+      await write((tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const row = findRow(tx, orgId, queueId, id);
+        if (range && count > 0) {
+          tx.insert(replays).values({ listenerSeq: row.seq, since: window.since, until: window.until, only: window.only,
+            toSeq: range.to, doneSeq: range.from - 1, createdAt: now }).run();
+        }
+        recordEvent(tx, orgId, "listener_replayed", now, actor, { queue, listener: row });
+      });
+      return count;
     },
     async secrets(orgId, queueId, id, now) {
       return toSecrets(findRow(db, orgId, queueId, id), now);

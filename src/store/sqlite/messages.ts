@@ -4,7 +4,7 @@ import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from 
 import { findQueue, queueOfWrite } from "./queues.ts";
 import { fannedOutUpTo, nextMessageSeq } from "./fanout.ts";
 import { newId } from "../../lib/ids.ts";
-import { notFound, SchemaChanged } from "../../lib/errors.ts";
+import { notFound, SchemaChanged, unprocessable } from "../../lib/errors.ts";
 import type { Message, MessageStore, Actor, PublishInput, PublishedMessage, DeliveryStatus } from "../index.ts";
 
 type Row = typeof messages.$inferSelect;
@@ -29,7 +29,7 @@ function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
 }
 
 /** A message the worker has not fanned out yet: a pending delivery, due at its publish, per listener it goes to. */
-function notFannedOut(db: Db, row: Row): DeliveryStatus[] {
+function notFannedOut(db: Db | Tx, row: Row): DeliveryStatus[] {
   return db
     .select({ listenerId: listeners.id, listenerName: listeners.name })
     .from(listeners)
@@ -37,8 +37,41 @@ function notFannedOut(db: Db, row: Row): DeliveryStatus[] {
     .orderBy(asc(listeners.seq))
     .all()
     .map((l) => ({
-      ...l, state: "pending" as const, attempts: 0, nextAttemptAt: row.createdAt, lastStatus: null, lastError: null, updatedAt: row.createdAt,
+      ...l, state: "pending" as const, attempts: 0, nextAttemptAt: row.createdAt, lastStatus: null, lastError: null, cycle: 1, updatedAt: row.createdAt,
     }));
+}
+
+type Target = { id: number; listenerId: string };
+
+/** The message's deliveries, by listener: the listeners it was fanned out to that still exist. */
+function deliveryTargets(tx: Tx, messageSeq: number): Target[] {
+  return tx.$client
+    .query<Target, [number]>("SELECT d.id AS id, l.id AS listenerId FROM deliveries d JOIN listeners l ON l.seq = d.listener_seq WHERE d.message_seq = ?")
+    .all(messageSeq);
+}
+
+/** The targets named, or all of them; 422 for a name that is not one of them (before anything is written). */
+function choose(targets: Target[], listenerIds: string[] | null): Target[] {
+  if (listenerIds === null) return targets;
+  const known = new Set(targets.map((t) => t.listenerId));
+  const unknown = listenerIds.map((l, i) => ({ l, i })).filter(({ l }) => !known.has(l));
+  if (unknown.length) {
+    throw unprocessable("The message was not fanned out to these listeners.", unknown.map(({ i }) => ({ path: `/listeners/${i}`, message: "is not one of the message's listeners" })));
+  }
+  const wanted = new Set(listenerIds);
+  return targets.filter((t) => wanted.has(t.listenerId));
+}
+
+/**
+ * A new cycle for these deliveries, due now, with a fresh retry schedule (attempt 0). One in flight is left to
+ * finish: moving it would fence out the answer its receiver is giving.
+ */
+function startAgain(tx: Tx, ids: number[], now: number): number {
+  if (ids.length === 0) return 0;
+  return tx.$client
+    .query(`UPDATE deliveries SET state = 'pending', next_attempt_at = ?1, attempt = 0, cycle = cycle + 1, held_since = NULL,
+      last_status = NULL, last_error = NULL, updated_at = ?1 WHERE id IN (SELECT value FROM json_each(?2)) AND +state != 'sending'`)
+    .run(now, JSON.stringify(ids)).changes;
 }
 
 export type Publish = PublishInput & { orgId: string; queueId: string; now: number; actor: Actor };
@@ -88,7 +121,8 @@ export function messageStore({ db, write }: Conn): MessageStore {
       return db
         .select({
           listenerId: listeners.id, listenerName: listeners.name, state: deliveries.state, attempts: deliveries.attempt,
-          nextAttemptAt: deliveries.nextAttemptAt, lastStatus: deliveries.lastStatus, lastError: deliveries.lastError, updatedAt: deliveries.updatedAt,
+          nextAttemptAt: deliveries.nextAttemptAt, lastStatus: deliveries.lastStatus, lastError: deliveries.lastError, cycle: deliveries.cycle,
+          updatedAt: deliveries.updatedAt,
         })
         .from(deliveries)
         .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
@@ -100,7 +134,7 @@ export function messageStore({ db, write }: Conn): MessageStore {
       const row = findRow(db, orgId, queueId, id);
       return db
         .select({
-          listenerId: listeners.id, listenerName: listeners.name, attempt: attempts.attempt, attemptedAt: attempts.attemptedAt,
+          listenerId: listeners.id, listenerName: listeners.name, attempt: attempts.attempt, cycle: attempts.cycle, attemptedAt: attempts.attemptedAt,
           statusCode: attempts.statusCode, durationMs: attempts.durationMs, error: attempts.error, response: attempts.response,
         })
         .from(attempts)
@@ -117,6 +151,19 @@ export function messageStore({ db, write }: Conn): MessageStore {
         tx.update(messages).set({ name }).where(eq(messages.id, id)).run();
         recordEvent(tx, orgId, "message_updated", now, actor, { queue, message: { id, name } });
         return toMessage(findRow(tx, orgId, queueId, id));
+      });
+    },
+    async redeliver(orgId, queueId, id, listenerIds, now, actor) {
+      return write((tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const row = findRow(tx, orgId, queueId, id);
+        const fannedOut = row.seq <= fannedOutUpTo(tx);
+        const targets = fannedOut ? deliveryTargets(tx, row.seq) : notFannedOut(tx, row).map((d) => ({ id: 0, listenerId: d.listenerId }));
+        const chosen = choose(targets, listenerIds);
+        // Not fanned out yet: its deliveries are about to start their first cycle, which is what was asked.
+        const n = fannedOut ? startAgain(tx, chosen.map((t) => t.id), now) : chosen.length;
+        recordEvent(tx, orgId, "message_redelivered", now, actor, { queue, message: { id, name: row.name } });
+        return n;
       });
     },
     async delete(orgId, queueId, id, now, actor) {

@@ -7,7 +7,7 @@
  * publish transaction, and lists are ordered by `seq` so paging is stable.
  */
 import { sql } from "drizzle-orm";
-import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { sqliteTable, text, integer, blob, index, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const orgs = sqliteTable("orgs", {
   id: text("id").primaryKey(),
@@ -71,6 +71,8 @@ export const listeners = sqliteTable(
     missed: text("missed").notNull().default("[]"),
     // The last message seq given out when the listener was created (fanout.ts): it receives the messages after it.
     fromSeq: integer("from_seq").notNull().default(0),
+    // Paused (false): its deliveries are held as while it is down; a 410 Gone from its receiver pauses it.
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
@@ -126,13 +128,16 @@ export const deliveries = sqliteTable(
     // Set when the delivery first waited for its listener to come back up (state 'pending', next_attempt_at
     // NULL while it waits); cleared by the next attempt. Bounds the wait without using up retries.
     heldSince: integer("held_since"),
+    // 1 for the delivery a publish made; a redelivery or replay starts the next cycle, with a fresh schedule.
+    cycle: integer("cycle").notNull().default(1),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
-    // The foreign keys' own indexes: deleting a message or a listener finds its deliveries (cascade).
+    // The foreign keys' own indexes: deleting a message or a listener finds its deliveries (cascade). A
+    // listener's rows by message also give a replay its window of messages as one range.
     index("deliveries_message").on(t.messageSeq),
-    index("deliveries_listener").on(t.listenerSeq),
+    index("deliveries_listener").on(t.listenerSeq, t.messageSeq),
     // Partial indexes, one per phase, so a row's index entries change only when it enters or leaves a phase:
     // an acknowledgement touches one small index instead of rewriting keys in every index on `state`.
     // Pending rows by due time (the claim; held rows have next_attempt_at NULL, outside `<= now`).
@@ -152,6 +157,8 @@ export const attempts = sqliteTable(
     id: integer("id").primaryKey(),
     deliveryId: integer("delivery_id").notNull().references(() => deliveries.id, { onDelete: "cascade" }),
     attempt: integer("attempt").notNull(),
+    // The delivery's cycle when this attempt was made (deliveries.cycle).
+    cycle: integer("cycle").notNull().default(1),
     attemptedAt: integer("attempted_at").notNull(),
     statusCode: integer("status_code"),
     durationMs: integer("duration_ms").notNull(),
@@ -184,3 +191,44 @@ export const events = sqliteTable(
   },
   (t) => [index("events_org_time").on(t.orgId, t.storedAt, t.id)],
 );
+
+/**
+ * Replays waiting for the delivery worker (POST …/listeners/{l}/replay): the listener's final deliveries of the
+ * messages created in [since, until) start a new cycle, a chunk at a time. Those messages lie between from_seq
+ * and to_seq; `done_seq` is how far the worker got, so a replay of a million deliveries never holds the write
+ * lock for long and survives a restart.
+ */
+export const replays = sqliteTable("replays", {
+  id: integer("id").primaryKey(),
+  listenerSeq: integer("listener_seq").notNull().references(() => listeners.seq, { onDelete: "cascade" }),
+  since: integer("since").notNull(),
+  until: integer("until").notNull(),
+  only: text("only", { enum: ["missed", "all"] }).notNull(),
+  toSeq: integer("to_seq").notNull(),
+  doneSeq: integer("done_seq").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+/**
+ * Idempotency-Key records (PRODUCT §10), kept 24 hours. `key_hash` is SHA-256 of the organization and the key, so
+ * the key itself is not stored; the response is encrypted with a key derived from it. The row is written in the
+ * transaction of the request's change, and its response once the answer is rendered.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    keyHash: text("key_hash").primaryKey(),
+    orgId: text("org_id").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    status: integer("status"),
+    response: blob("response"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("idempotency_keys_created").on(t.createdAt)],
+);
+
+/** One row a readiness check rewrites: the cheapest write that proves the database accepts writes. */
+export const readiness = sqliteTable("readiness", {
+  id: integer("id").primaryKey(),
+  checkedAt: integer("checked_at").notNull(),
+});

@@ -4,6 +4,7 @@ import { inArray, or, sql, type SQL, type Column } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "./schema.ts";
 import { nextEventKey } from "./events.ts";
+import { claimKey } from "./idempotency.ts";
 import { conflict } from "../../lib/errors.ts";
 import type { UnitMode } from "./group-commit.ts";
 import type { Actor, Visible } from "../index.ts";
@@ -49,6 +50,8 @@ type EventRefs = {
  * (stored_at, id) comes from `nextEventKey`, which keeps it growing in commit order for paging.
  */
 export function recordEvent(tx: Tx, orgId: string, type: string, now: number, actor: Actor | null, refs: EventRefs): void {
+  // Every write records its event here, in its own transaction: so the request's Idempotency-Key commits with it.
+  claimKey(tx, orgId, actor, now);
   const key = refs.apiKey !== undefined ? refs.apiKey : actor ? { id: actor.keyId, name: actor.keyName } : null;
   const { id, storedAt } = nextEventKey(tx, orgId, now);
   // Every write records one: plain SQL through bun:sqlite's statement cache keeps it off the publish profile.

@@ -1,0 +1,92 @@
+/**
+ * Retention (PRODUCT §9) through the real server: final messages older than the retention go with their
+ * deliveries and attempts; a message with a delivery still pending or held stays until that delivery is final;
+ * a message without listeners is final at once. Listener counters keep what they counted. The database file stops
+ * growing under a steady load once the window is full, because freed pages are reused.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { statSync } from "node:fs";
+import { cli, startFanout, waitFor, type Fanout } from "./harness.ts";
+import { deliveryApi, receiverSet } from "./receiver.ts";
+
+const receivers = receiverSet();
+const servers: Fanout[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+  receivers.closeAll();
+});
+
+async function server(env: Record<string, string>): Promise<Fanout> {
+  const s = await startFanout({ env: { FANOUT_RATE_LIMIT: "0", ...env } });
+  servers.push(s);
+  return s;
+}
+
+test("final messages older than the retention go; held and pending ones stay; counters stay", async () => {
+  const fanout = await server({ FANOUT_RETENTION: "1s", FANOUT_RETRY_SCHEDULE: "1h" });
+  const api = deliveryApi(fanout, "h2");
+  const [fast, slow] = [await receivers.start(), await receivers.start()];
+  const q = await api.queue();
+  const acks = await api.listener(q, "acks", fast);
+  const paused = await api.listener(q, "paused", slow);
+  await api.call("PUT", `/v1/queues/${q}/listeners/${paused.id}`, { enabled: false });
+  const lonely = await api.queue();
+
+  const kept = await api.publish(q, { kept: true }); // acknowledged by one listener, held for the other
+  const quiet = await api.publish(lonely, { listeners: 0 }); // final once fanned out
+  await api.settled(q, kept, acks.id, "acknowledged");
+  const exists = async (queue: string, id: string) => (await fanout.call("h1", "GET", `/v1/queues/${queue}/messages/${id}`)).status;
+  await waitFor(async () => (await exists(lonely, quiet)) === 404, 10_000, () => "the message without listeners was never swept");
+  expect(await exists(q, kept)).toBe(200);
+
+  // Once its last delivery is final (here: acknowledged after resuming), it goes too.
+  await api.call("PUT", `/v1/queues/${q}/listeners/${paused.id}`, { enabled: true });
+  await api.settled(q, kept, paused.id, "acknowledged");
+  await waitFor(async () => (await exists(q, kept)) === 404, 10_000, () => "the final message was never swept");
+  expect((await api.listenerView(q, acks.id)).messages.acknowledged_count).toBe(1);
+  expect((await api.listenerView(q, paused.id)).messages.acknowledged_count).toBe(1);
+  expect(fanout.output()).toContain("retention sweep deleted old messages");
+}, 40_000);
+
+test("under a steady publish and deliver load the database file stops growing once the window is full", async () => {
+  const fanout = await server({ FANOUT_RETENTION: "2s" });
+  const api = deliveryApi(fanout, "h2");
+  const r = await receivers.start();
+  const q = await api.queue();
+  await api.listener(q, "steady", r);
+  const data = { pad: "x".repeat(2_000) };
+  const sizes: number[] = [];
+  const size = () => statSync(fanout.dbPath).size + (statSync(`${fanout.dbPath}-wal`, { throwIfNoEntry: false })?.size ?? 0);
+  // 12 rounds of one second, each publishing 200 messages: 6 retention windows.
+  for (let round = 0; round < 12; round++) {
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 200 }, () => api.publish(q, data)));
+    await Bun.sleep(Math.max(0, 1_000 - (Date.now() - started)));
+    sizes.push(size());
+  }
+  // Without retention the file grows by about 200 × 4 KB every round; with it, the last rounds reuse pages.
+  const grownLate = sizes[11]! - sizes[5]!;
+  const grownEarly = sizes[5]! - sizes[0]!;
+  expect({ sizes, grownLate: grownLate < Math.max(grownEarly / 3, 256 * 1024) }).toEqual({ sizes, grownLate: true });
+}, 60_000);
+
+test("fanout compact gives the space of deleted messages back, and refuses while a server holds the file", async () => {
+  const fanout = await server({ FANOUT_RETENTION: "1s" });
+  const api = deliveryApi(fanout, "h1");
+  const q = await api.queue(); // no listeners: its messages are final at once
+  const pad = "y".repeat(8_000);
+  await Promise.all(Array.from({ length: 300 }, () => api.publish(q, { pad })));
+  const listed = async () => (await fanout.call("h1", "GET", `/v1/queues/${q}/messages`)).headers.get("x-total-count");
+  await waitFor(async () => (await listed()) === "0", 15_000, () => "the messages were never swept");
+  const refused = await cli(["compact"], { FANOUT_DB: fanout.dbPath });
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain("stop the server");
+  expect(await fanout.stop()).toBe(0);
+  servers.splice(servers.indexOf(fanout), 1);
+  const before = statSync(fanout.dbPath).size;
+  const done = await cli(["compact"], { FANOUT_DB: fanout.dbPath });
+  expect(done.code).toBe(0);
+  expect(done.stdout).toContain("compacted");
+  const after = statSync(fanout.dbPath).size;
+  expect({ before, after, shrank: after < before / 2 }).toEqual({ before, after, shrank: true });
+}, 60_000);
