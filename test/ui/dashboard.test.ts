@@ -21,7 +21,7 @@ browserSuite()("dashboard in a browser", () => {
   let browser: Browser;
   let shots: string;
   const others: Receiver[] = [];
-  const ids = { queue: "", listener: "", message: "" };
+  const ids = { queue: "", listener: "", message: "", last: "" };
 
   beforeAll(async () => {
     [fanout, receiver] = await Promise.all([startFanout({ env: ENV }), Receiver.start()]);
@@ -168,6 +168,15 @@ browserSuite()("dashboard in a browser", () => {
     expect(missedCount).toBeGreaterThan(0);
     await see('[data-listener="billing"] .stat-bad', String(missedCount));
     await card("billing").getByRole("button", { name: "Replay…" }).click();
+    // A window that starts a second after the missed message replays nothing; the form's default (the last hour)
+    // replays it. The time is written as the browser's local time, as the form reads it.
+    const since = card("billing").locator("input[name=replay-since]");
+    const lastHour = await since.inputValue();
+    const createdAt: number = (await api().message(ids.queue, missed)).created_at;
+    await since.fill(await page().evaluate(`(() => { const ms = ${createdAt + 1000}; return new Date(ms - new Date(ms).getTimezoneOffset() * 60000).toISOString().slice(0, 19); })()`));
+    await card("billing").getByRole("button", { name: "Replay", exact: true }).click();
+    await see(".notice-ok", "Nothing to replay: no missed message to billing was created in that window.");
+    await since.fill(lastHour);
     await card("billing").getByRole("button", { name: "Replay", exact: true }).click();
     await see(".notice-ok", "Replay started: 1 message will be delivered again.");
     await api().settled(ids.queue, missed, ids.listener, "acknowledged", UI_WAIT);
@@ -204,8 +213,25 @@ browserSuite()("dashboard in a browser", () => {
     await see("td .badge", "Owner");
   });
 
+  test("a listener that is down shows so; redeliver to one listener of two sends to that one only", async () => {
+    const failing = (await Receiver.start()).answer("/live", status(503)).answer("/notify", status(503));
+    others.push(failing);
+    const down = await api().listener(ids.queue, "audit-log", { notifyUrl: failing.notifyUrl, livenessUrl: failing.livenessUrl });
+    await page().goto(url(`/queues/${ids.queue}`));
+    await see('[data-listener="audit-log"] .badge', "Down");
+    for (let i = 1; i <= 3; i++) ids.last = await api().publish(ids.queue, { order: 100 + i, total: 9.5 * i }, `order ${100 + i}`);
+    await api().settled(ids.queue, ids.last, down.id, "missed", UI_WAIT);
+    await api().settled(ids.queue, ids.last, ids.listener, "acknowledged", UI_WAIT);
+    await page().goto(url(`/queues/${ids.queue}/messages/${ids.last}`));
+    await see('tr[data-listener="audit-log"] .badge', "Missed");
+    await page().locator('tr[data-listener="billing"]').getByRole("button", { name: "Redeliver" }).click();
+    await see(".notice-ok", "Redelivery started to 1 listener.");
+    await waitFor(() => deliveriesOf(ids.last).length === 2, UI_WAIT, () => "billing did not get the message again");
+    expect(failing.deliveries()).toEqual([]);
+  });
+
   test("every view fits a phone and a desktop; screenshots of each", async () => {
-    const views = await richerData();
+    const views = await moreViews();
     for (const [size, viewport] of [["phone", PHONE], ["desktop", DESKTOP]] as const) {
       await page().setViewportSize(viewport);
       for (const [name, path, ready] of views) {
@@ -228,21 +254,15 @@ browserSuite()("dashboard in a browser", () => {
   }, 120_000);
 
   /** More to look at: a listener that is down, one with held deliveries, a queue with a schema. */
-  async function richerData(): Promise<[name: string, path: string, ready: string][]> {
-    const failing = (await Receiver.start()).answer("/live", status(503)).answer("/notify", status(503));
-    others.push(failing);
-    const down = await api().listener(ids.queue, "audit-log", { notifyUrl: failing.notifyUrl, livenessUrl: failing.livenessUrl });
-    await waitFor(async () => (await api().listenerView(ids.queue, down.id)).liveness.state === "down", UI_WAIT, () => "the failing listener never went down");
-    let last = "";
-    for (let i = 1; i <= 3; i++) last = await api().publish(ids.queue, { order: 100 + i, total: 9.5 * i }, `order ${100 + i}`);
-    await api().settled(ids.queue, last, down.id, "missed", UI_WAIT);
+  /** Every view to look at, with a queue that has a schema and none of the listeners yet. */
+  async function moreViews(): Promise<[name: string, path: string, ready: string][]> {
     const schema = { order: { type: "number", min: 1 }, customer: { type: "object", props: { email: { type: "string", pattern: "^[^@]+@[^@]+$" } } }, tags: { type: "array", items: { type: "string" }, required: false } };
     const typed = (await api().call("POST", "/v1/queues", { name: "invoices", schema })).queue.id;
     return [
       ["queues", "/queues", "table"],
       ["listeners", `/queues/${ids.queue}`, '[data-listener="audit-log"] .badge-bad'],
       ["messages", `/queues/${ids.queue}/messages`, ".table-stack"],
-      ["message", `/queues/${ids.queue}/messages/${last}`, 'tr[data-listener="audit-log"] .badge-bad'],
+      ["message", `/queues/${ids.queue}/messages/${ids.last}`, 'tr[data-listener="audit-log"] .badge-bad'],
       ["message-redelivered", `/queues/${ids.queue}/messages/${ids.message}`, ".attempts tbody tr:nth-child(2)"],
       ["publish", `/queues/${typed}/publish`, "textarea[name=message-data]"],
       ["schema", `/queues/${typed}/schema`, ".json"],

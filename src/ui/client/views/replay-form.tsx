@@ -23,6 +23,9 @@ export function ReplayForm({ path, listener, onDone, onClose }: { path: string; 
       if (until) body.until = new Date(until).getTime();
       const reply = await call<{ replayed: number }>("POST", path, { body });
       onDone();
+      if (reply.body.replayed === 0) {
+        return `Nothing to replay: no ${only === "missed" ? "missed" : "missed or acknowledged"} message to ${listener} was created in that window.`;
+      }
       return `Replay started: ${plural(reply.body.replayed, "message")} will be delivered again.`;
     });
   };
@@ -31,10 +34,10 @@ export function ReplayForm({ path, listener, onDone, onClose }: { path: string; 
       <h4 class="replay-title">Deliver messages to {listener} again</h4>
       <div class="form-grid">
         <Field label="Messages created from">
-          <input name="replay-since" type="datetime-local" required value={since} onInput={(e) => setSince(value(e))} />
+          <input name="replay-since" type="datetime-local" step={1} required value={since} onInput={(e) => setSince(value(e))} />
         </Field>
         <Field label="Until (optional)" hint="Empty: up to now.">
-          <input name="replay-until" type="datetime-local" value={until} onInput={(e) => setUntil(value(e))} />
+          <input name="replay-until" type="datetime-local" step={1} value={until} onInput={(e) => setUntil(value(e))} />
         </Field>
       </div>
       <fieldset class="choice">
