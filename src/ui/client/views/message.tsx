@@ -10,7 +10,7 @@ import { Done, Empty, ErrorBox, Loading } from "../parts/notices.tsx";
 import type { Queue } from "./queue.tsx";
 
 type Ref = { id: string; name: string };
-export type Delivery = { listener: Ref; state: string; attempts: number; next_attempt_at: number | null; last_status: number | null; last_error: string | null };
+export type Delivery = { listener: Ref; state: string; attempts: number; cycle?: number; next_attempt_at: number | null; last_status: number | null; last_error: string | null };
 export type Message = { id: string; name: string | null; data: unknown; created_at: number; deliveries: Delivery[] };
 /** `cycle` counts the delivery's cycles: a redelivery or a replay starts a new one (absent on older servers). */
 type Attempt = { listener: Ref; attempt: number; cycle?: number; attempted_at: number; status_code: number | null; duration_ms: number; error: string | null };
@@ -71,7 +71,7 @@ function Deliveries({ message: m, path, onChange }: { message: Message; path: st
               <tr key={d.listener.id} data-listener={d.listener.name}>
                 <td data-label="Listener" class="strong">{d.listener.name}</td>
                 <td data-label="State"><DeliveryBadge state={d.state} /></td>
-                <td data-label="Attempts">{d.attempts}</td>
+                <td data-label="Attempts">{d.attempts}<Cycle n={d.cycle} /></td>
                 <Cell label="Last answer">{(d.last_status !== null || d.last_error) && <>{d.last_status !== null && <HttpStatus code={d.last_status} />}{d.last_error && <span class="error-text">{d.last_error}</span>}</>}</Cell>
                 <Cell label="Next attempt">{d.next_attempt_at !== null && <When ms={d.next_attempt_at} />}</Cell>
                 <td class="cell-actions"><button type="button" class="btn btn-small" disabled={redeliver.busy} onClick={() => send([d.listener.id])}>Redeliver</button></td>
@@ -97,7 +97,7 @@ function Attempts({ attempts, total }: { attempts: Attempt[]; total: number }) {
               <tr key={`${a.listener.id}-${a.cycle ?? 1}-${a.attempt}-${a.attempted_at}`}>
                 <td data-label="When"><When ms={a.attempted_at} /></td>
                 <td data-label="Listener">{a.listener.name}</td>
-                <td data-label="Attempt">{a.attempt}{(a.cycle ?? 1) > 1 && <span class="muted" title="A redelivery or a replay starts a new cycle with a fresh retry schedule."> · cycle {a.cycle}</span>}</td>
+                <td data-label="Attempt">{a.attempt}<Cycle n={a.cycle} /></td>
                 <td data-label="Answer"><HttpStatus code={a.status_code} />{a.error && <span class="error-text">{a.error}</span>}</td>
                 <td data-label="Took">{a.duration_ms} ms</td>
               </tr>
@@ -108,4 +108,10 @@ function Attempts({ attempts, total }: { attempts: Attempt[]; total: number }) {
       {total > attempts.length && <p class="muted small">Showing the newest {attempts.length} of {total} attempts.</p>}
     </Card>
   );
+}
+
+/** A delivery's later cycle (a redelivery or a replay started it); the first says nothing. */
+function Cycle({ n }: { n: number | undefined }) {
+  if (!n || n <= 1) return null;
+  return <span class="muted" title="A redelivery or a replay starts a new cycle with a fresh retry schedule."> · cycle {n}</span>;
 }
