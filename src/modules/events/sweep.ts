@@ -1,13 +1,14 @@
 /**
- * Events older than 24 hours are not kept (SPEC 8.1): a timer deletes them. Listing already hides them, so the
- * sweep only bounds the table; the store deletes in small batches so a large backlog never stalls writers.
- * Instances sharing a PostgreSQL database take turns (`store.leads`): one sweeps, and another takes over within
- * one interval when it dies.
+ * Events older than 24 hours are not kept (SPEC 8.1), nor are Idempotency-Key records (PRODUCT §10): a timer
+ * deletes both. Reads already ignore them, so the sweep only bounds the tables; the store deletes in small
+ * batches so a large backlog never stalls writers. Instances sharing a PostgreSQL database take turns
+ * (`store.leads`): one sweeps, and another takes over within one interval when it dies.
  */
 import type { Store } from "../../store/index.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { EVENT_RETENTION_MS } from "./service.ts";
+import { IDEMPOTENCY_WINDOW_MS } from "../../http/idempotency.ts";
 
 export const SWEEP_EVERY_MS = 60_000;
 
@@ -19,13 +20,19 @@ export function startEventSweep(store: Store, clock: Clock, log: Logger, everyMs
   let running: Promise<void> | null = null;
   const sweep = () => (running ??= sweepOnce().finally(() => (running = null)));
   const sweepOnce = async () => {
+    if (store.leads && !(await store.leads())) return; // another instance sweeps
     try {
-      if (store.leads && !(await store.leads())) return; // another instance sweeps
       const deleted = await store.events.sweep(clock.now() - EVENT_RETENTION_MS);
       if (deleted) log.info("swept old usage events", { deleted });
     } catch (e) {
       // A failed sweep only delays cleanup (listing filters by age anyway); the next tick tries again.
       log.error("sweeping usage events failed", { error: String(e) });
+    }
+    try {
+      const deleted = await store.idempotency.sweep(clock.now() - IDEMPOTENCY_WINDOW_MS);
+      if (deleted) log.info("swept expired idempotency keys", { deleted });
+    } catch (e) {
+      log.error("sweeping idempotency keys failed", { error: String(e) }); // as above: lookups ignore expired keys
     }
   };
   void sweep();

@@ -13,12 +13,12 @@ import type { Actor, IdempotencyStore } from "../index.ts";
 const SWEEP_BATCH = 2_000;
 
 /**
- * Records the request's key in the current write transaction; an expired record is replaced. Written again if the
- * transaction runs again (writer.ts retries a deadlock), so it does not rely on `claimed` to skip the write.
+ * Records the request's key in the current write transaction, once per request; an expired record is replaced. A
+ * claim whose transaction rolled back afterwards (writer.ts retries a deadlock) has no record: `complete` makes it.
  */
 export async function claimKey(tx: PgTx, orgId: string, actor: Actor | null, now: number): Promise<void> {
   const claim = actor?.idempotency;
-  if (!claim) return;
+  if (!claim || claim.claimed) return;
   await tx.execute(sql`INSERT INTO idempotency_keys (key_hash, org_id, fingerprint, status, response, created_at)
     VALUES (${claim.keyHash}, ${orgId}, ${claim.fingerprint}, NULL, NULL, ${now})
     ON CONFLICT (key_hash) DO UPDATE SET org_id = excluded.org_id, fingerprint = excluded.fingerprint, status = NULL,
@@ -39,15 +39,17 @@ export function idempotencyStore({ db, write }: Conn): IdempotencyStore {
     complete: (orgId, claim, response, now) =>
       write(async (tx) => {
         const body = Buffer.from(response.body);
-        if (!claim.claimed) {
-          await tx.insert(idempotencyKeys)
-            .values({ keyHash: claim.keyHash, orgId, fingerprint: claim.fingerprint, status: response.status, response: body, createdAt: now })
-            .onConflictDoUpdate({ target: idempotencyKeys.keyHash, set: { orgId, fingerprint: claim.fingerprint, status: response.status, response: body, createdAt: now } });
-          claim.claimed = true;
-          return;
+        // A claimed record keeps its time; one whose claiming write rolled back (or none was made) is recorded now.
+        if (claim.claimed) {
+          const updated = await tx.update(idempotencyKeys).set({ status: response.status, response: body })
+            .where(and(eq(idempotencyKeys.keyHash, claim.keyHash), eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.fingerprint, claim.fingerprint)))
+            .returning({ keyHash: idempotencyKeys.keyHash });
+          if (updated.length > 0) return;
         }
-        await tx.update(idempotencyKeys).set({ status: response.status, response: body })
-          .where(and(eq(idempotencyKeys.keyHash, claim.keyHash), eq(idempotencyKeys.orgId, orgId)));
+        await tx.insert(idempotencyKeys)
+          .values({ keyHash: claim.keyHash, orgId, fingerprint: claim.fingerprint, status: response.status, response: body, createdAt: now })
+          .onConflictDoUpdate({ target: idempotencyKeys.keyHash, set: { orgId, fingerprint: claim.fingerprint, status: response.status, response: body, createdAt: now } });
+        claim.claimed = true;
       }),
     sweep: (before) =>
       guarded(async () => {

@@ -82,6 +82,12 @@ ORDER BY i.ord`;
 
 type Outcome = { ord: number; found: boolean; stored: boolean };
 
+/** The request's Idempotency-Key, unless an earlier write of the request recorded it (idempotency.ts). */
+const unclaimed = (p: Publish) => {
+  const claim = p.actor.idempotency;
+  return claim && !claim.claimed ? { idem_key: claim.keyHash, idem_fingerprint: claim.fingerprint } : { idem_key: null, idem_fingerprint: null };
+};
+
 /**
  * Stores a batch of publishes in one statement; per publish its message, or the error that refused it. The batch
  * travels as one JSON text: encoding array parameters (a PostgreSQL array literal per column, every data string
@@ -92,7 +98,8 @@ export async function publishBatch(client: SQL, batch: Publish[], instance: stri
   const input = batch.map((p, i) => ({
     ord: i, id: ids[i], org_id: p.orgId, queue_id: lookupId(p.queueId), name: p.name, data: p.data, created_at: p.now,
     schema_id: p.schemaId ?? null, check_schema: p.schemaId !== undefined, key_id: p.actor.keyId, key_name: p.actor.keyName,
-    event_tail: randomEventTail(), idem_key: p.actor.idempotency?.keyHash ?? null, idem_fingerprint: p.actor.idempotency?.fingerprint ?? null,
+    ...unclaimed(p),
+    event_tail: randomEventTail(),
   }));
   const rows: Outcome[] = await client.unsafe(PUBLISH_SQL, [JSON.stringify(input), instance]);
   return rows.map((r) => {
