@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, readFileSync } from "node:fs";
-import { PROTOS, startFanout, waitFor, type Fanout, type Proto, type Reply } from "./harness.ts";
+import { BACKEND, PROTOS, startFanout, waitFor, type Fanout, type Proto, type Reply } from "./harness.ts";
+import { withTestDatabase } from "../support/postgres.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID()}`;
@@ -41,8 +42,13 @@ async function messageCounts(server: Fanout, proto: Proto, queue: string): Promi
 }
 const total = async (server: Fanout, proto: Proto, queue: string) => [...(await messageCounts(server, proto, queue)).values()].reduce((a, b) => a + b, 0);
 
-/** Runs `sql` on the server's database file beside the running server. */
-function onDatabase(server: Fanout, sql: string, ...params: (string | number)[]): number {
+/** Runs `sql` (with `?` parameters) on the server's database beside the running server; how many rows changed. */
+async function onDatabase(server: Fanout, sql: string, ...params: (string | number)[]): Promise<number> {
+  if (BACKEND === "postgres") {
+    let n = 0;
+    const numbered = sql.replace(/\?/g, () => `$${++n}`);
+    return withTestDatabase(server.dbPath, async (pg) => (await pg.unsafe(numbered, params)).count);
+  }
   const db = new Database(server.dbPath);
   try {
     db.run("PRAGMA busy_timeout = 5000");
@@ -179,7 +185,10 @@ for (const proto of PROTOS) {
       expect((await fanout.call(proto, "GET", "/v1/queues", { key: first.body.api_key })).status).toBe(200);
       const named = (await fanout.call(proto, "GET", "/v1/api_keys?per_page=100")).body.api_keys.filter((k: { name: string }) => k.name === body.name);
       expect(named).toHaveLength(1);
-      const files = [fanout.dbPath, `${fanout.dbPath}-wal`].filter(existsSync).map((file) => readFileSync(file));
+      const files = BACKEND === "postgres"
+        ? await withTestDatabase(fanout.dbPath, async (pg) => (await pg`SELECT key_hash, response FROM idempotency_keys`)
+          .map((r: { key_hash: string; response: Uint8Array | null }) => Buffer.concat([Buffer.from(r.key_hash), Buffer.from(r.response ?? [])])))
+        : [fanout.dbPath, `${fanout.dbPath}-wal`].filter(existsSync).map((file) => readFileSync(file));
       expect(files.length).toBeGreaterThan(0);
       for (const bytes of files) {
         expect(bytes.includes(first.body.api_key)).toBe(false);
@@ -192,7 +201,7 @@ for (const proto of PROTOS) {
       const [old, lost] = [unique("old"), unique("lost")];
       const since = Date.now();
       expect((await send("POST", `/v1/queues/${q}/messages`, old, { body: { name: old, data: 1 } })).status).toBe(200);
-      expect(onDatabase(fanout, "UPDATE idempotency_keys SET created_at = created_at - ? WHERE created_at >= ?", DAY + 1, since)).toBe(1);
+      expect(await onDatabase(fanout, "UPDATE idempotency_keys SET created_at = created_at - ? WHERE created_at >= ?", DAY + 1, since)).toBe(1);
       const anew = await send("POST", `/v1/queues/${q}/messages`, old, { body: { name: old, data: 1 } });
       expect(anew.status).toBe(200);
       expect(replayed(anew)).toBeNull();
@@ -201,7 +210,7 @@ for (const proto of PROTOS) {
       // The state a crash between the commit and the answer leaves: the key recorded with the change, no answer.
       const after = Date.now();
       expect((await send("POST", `/v1/queues/${q}/messages`, lost, { body: { name: lost, data: 1 } })).status).toBe(200);
-      expect(onDatabase(fanout, "UPDATE idempotency_keys SET status = NULL, response = NULL WHERE created_at >= ?", after)).toBe(1);
+      expect(await onDatabase(fanout, "UPDATE idempotency_keys SET status = NULL, response = NULL WHERE created_at >= ?", after)).toBe(1);
       const retry = await send("POST", `/v1/queues/${q}/messages`, lost, { body: { name: lost, data: 1 } });
       expect(retry.status).toBe(409);
       expect(retry.body.detail).toContain("answer was lost");
@@ -216,6 +225,7 @@ for (const proto of PROTOS) {
  * cannot store those answers meanwhile. Returns how many keys are in that state.
  */
 async function killBetweenCommitAndAnswer(server: Fanout): Promise<number> {
+  if (BACKEND === "postgres") return killBetweenCommitAndAnswerOnPostgres(server);
   const db = new Database(server.dbPath);
   try {
     db.run("PRAGMA busy_timeout = 5000");
@@ -233,6 +243,18 @@ async function killBetweenCommitAndAnswer(server: Fanout): Promise<number> {
   } finally {
     db.close();
   }
+}
+
+/** The same on PostgreSQL: a lock on the table that lets readers in but no writer keeps the answers out. */
+async function killBetweenCommitAndAnswerOnPostgres(server: Fanout): Promise<number> {
+  return withTestDatabase(server.dbPath, (pg) =>
+    waitFor(() =>
+      pg.begin(async (tx) => {
+        await tx`LOCK TABLE idempotency_keys IN SHARE MODE`;
+        const [{ n }] = await tx`SELECT count(*)::int AS n FROM idempotency_keys WHERE response IS NULL`;
+        if (n > 0) server.kill();
+        return n > 0 ? (n as number) : undefined;
+      }), 10_000, () => "no key was ever committed without its answer"));
 }
 
 describe("idempotency keys across a restart and a crash", () => {
