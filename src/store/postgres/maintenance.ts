@@ -9,13 +9,14 @@
  *   are analyzed;
  * - dead rows: every claim and settlement leaves the row's old version behind, and the index the claim reads
  *   starts with the versions of the rows claimed last, which every claim steps over until a vacuum removes them
- *   (publish-to-received took seconds after 100,000 deliveries without one); tables with more than 1,000 dead rows
- *   and 5 % are vacuumed, at most every few seconds each.
+ *   (publish-to-received took seconds after 100,000 deliveries without one); tables with more than 10,000 dead
+ *   rows and 20 % (autovacuum's scale) are vacuumed, at most every 10 s each: a vacuum reads the whole table and
+ *   every index, so more often cost more than the dead rows did.
  */
 import type { SQL } from "bun";
 
 const TABLES = ["deliveries", "messages", "listeners", "attempts", "events", "event_keys"];
-const VACUUM_EVERY_S = 5;
+const VACUUM_EVERY_S = 10;
 
 const STALE = `SELECT relname FROM pg_stat_user_tables
   WHERE schemaname = current_schema() AND relname = ANY($1::text[])
@@ -23,7 +24,7 @@ const STALE = `SELECT relname FROM pg_stat_user_tables
 
 const DEAD = `SELECT relname FROM pg_stat_user_tables
   WHERE schemaname = current_schema() AND relname = ANY($1::text[])
-    AND n_dead_tup > 1000 + 0.05 * greatest(n_live_tup, 0)
+    AND n_dead_tup > 10000 + 0.2 * greatest(n_live_tup, 0)
     AND greatest(coalesce(last_vacuum, 'epoch'), coalesce(last_autovacuum, 'epoch')) < to_timestamp($2 / 1000.0) - interval '${VACUUM_EVERY_S} seconds'`;
 
 /** Analyzes the tables whose statistics are stale; returns their names. */
