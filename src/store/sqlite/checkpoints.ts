@@ -30,6 +30,7 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { endianness } from "node:os";
 import { BUSY_TIMEOUT_MS } from "./db.ts";
 import type { LockSignal } from "./lock-signal.ts";
+import { storageFailure } from "./writability.ts";
 
 const CHECKPOINT_EVERY_MS = 500;
 const CHECKPOINT_WAIT_MS = 100;
@@ -100,15 +101,23 @@ function uncopiedBytes(dbPath: string): number {
 }
 
 /**
+ * Where a checkpoint's failure goes: `failed` once per cause while it lasts (twice a second would flood the log
+ * of a full disk), `recovered` once when a checkpoint works again. The cause is writability.ts's reason ("disk
+ * full"), or "checkpoint failed" for any other error.
+ */
+export type CheckpointReport = { failed(cause: string, error: unknown): void; recovered(cause: string): void };
+
+/**
  * Starts the timer; returns its stop. `report` gets a checkpoint that failed (a full disk, an I/O error); the
  * timer goes on, so the next round tries again once the cause is gone. `keepAlive` is for the checkpoint
  * thread, which exists only for this timer; `signal` is told when RESTART or TRUNCATE gives back the write lock.
  */
-export function startCheckpoints(sqlite: Database, dbPath: string, report: (error: unknown) => void,
+export function startCheckpoints(sqlite: Database, dbPath: string, report: CheckpointReport,
   options: { keepAlive?: boolean; signal?: LockSignal } = {}): () => void {
   let lastCheckpoint = 0;
   let lastWasPartial = false;
   let quietTicks = 0;
+  let failing: string | null = null;
   /** One locking checkpoint with the short busy timeout; true when readers kept it from finishing. */
   const locking = (mode: "RESTART" | "TRUNCATE") => {
     sqlite.run(`PRAGMA busy_timeout = ${CHECKPOINT_WAIT_MS}`);
@@ -119,28 +128,41 @@ export function startCheckpoints(sqlite: Database, dbPath: string, report: (erro
       sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
   };
+  /** One look at the WAL; true when a checkpoint ran (and worked). */
+  const round = (at: number): boolean => {
+    const uncopied = uncopiedBytes(dbPath);
+    if (uncopied === 0) {
+      // Copied already and quiet for a whole tick: cut the file, unless it is cut already. An empty
+      // checkpoint is not free (it syncs the file, ~6 ms measured), hence the size check first.
+      if (++quietTicks !== 2 || walBytes(dbPath) === 0) return false;
+      lastWasPartial = locking("TRUNCATE");
+      return true;
+    }
+    quietTicks = 0;
+    const due = at - lastCheckpoint >= CHECKPOINT_EVERY_MS || (!lastWasPartial && uncopied >= CHECKPOINT_AT_BYTES);
+    if (!due) return false;
+    lastCheckpoint = at;
+    sqlite.run("PRAGMA wal_checkpoint(PASSIVE)");
+    lastWasPartial = locking("RESTART");
+    return true;
+  };
   const timer = setInterval(() => {
     const at = performance.now();
     try {
-      const uncopied = uncopiedBytes(dbPath);
-      if (uncopied === 0) {
-        // Copied already and quiet for a whole tick: cut the file, unless it is cut already. An empty
-        // checkpoint is not free (it syncs the file, ~6 ms measured), hence the size check first.
-        if (++quietTicks === 2 && walBytes(dbPath) > 0) lastWasPartial = locking("TRUNCATE");
-        return;
+      if (round(at) && failing !== null) {
+        report.recovered(failing);
+        failing = null;
       }
-      quietTicks = 0;
-      const due = at - lastCheckpoint >= CHECKPOINT_EVERY_MS || (!lastWasPartial && uncopied >= CHECKPOINT_AT_BYTES);
-      if (!due) return;
-      lastCheckpoint = at;
-      sqlite.run("PRAGMA wal_checkpoint(PASSIVE)");
-      lastWasPartial = locking("RESTART");
     } catch (e) {
       // A throw here would end the process from a timer. Only the clock starts the next try, so a lasting
-      // failure is reported twice a second, not at every check.
+      // failure is tried twice a second, not at every check.
       lastCheckpoint = at;
       lastWasPartial = true;
-      report(e);
+      const cause = storageFailure(e)?.reason ?? "checkpoint failed";
+      if (cause === failing) return;
+      if (failing !== null) report.recovered(failing);
+      failing = cause;
+      report.failed(cause, e);
     }
   }, WAL_CHECK_EVERY_MS);
   // A CLI command's store must not stay alive for this timer; the server is kept alive by its listener.

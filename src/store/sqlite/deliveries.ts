@@ -9,6 +9,7 @@ import { replayStatements } from "./replays.ts";
 import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeTarget } from "../deliveries.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
 import { whenUnlocked } from "./write-lock.ts";
+import { asStorageError, rollBackLeftover, writeReadiness } from "./writability.ts";
 import type { LockSignal } from "./lock-signal.ts";
 
 /**
@@ -200,6 +201,21 @@ function transactions(sqlite: Database, s: Statements) {
 }
 
 /**
+ * Every function's failure as the store reports it: a database that cannot be written as StorageUnavailable
+ * (writability.ts), after ending any transaction the failure left open.
+ */
+function mapped(sqlite: Database, store: DeliveryStore): DeliveryStore {
+  const out = {} as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(store) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    out[name] = (...args: unknown[]) => fn(...args).catch((error: unknown) => {
+      rollBackLeftover(sqlite);
+      throw asStorageError(error);
+    });
+  }
+  return out as unknown as DeliveryStore;
+}
+
+/**
  * Works on the raw connection: the main thread's store passes its own, the worker thread opens one. Every write
  * waits for the lock without blocking the thread (write-lock.ts): on the worker, sends and results go on. The
  * worker passes `signal`, and tells the API thread each time it gives the lock back (lock-signal.ts).
@@ -226,7 +242,7 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     const next = req.wantsNextDue === false ? null : (s.nextDue.get({ now }) as { at: number | null } | null);
     return { settled, claimed, nextDueAt: next?.at ?? null };
   };
-  return {
+  return mapped(sqlite, {
     async claimDue(req, now) {
       const { claimed, nextDueAt } = await completeAndClaim([], req, now);
       return { claimed, nextDueAt };
@@ -270,5 +286,8 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     async resume(listenerSeq, limit, now) {
       return write(() => s.resume.run({ seq: listenerSeq, limit, now }).changes);
     },
-  };
+    async checkWritable(now) {
+      await write(() => writeReadiness(sqlite, now));
+    },
+  });
 }

@@ -20,10 +20,15 @@
  *   IMMEDIATE is tried with busy_timeout 0, and a busy database is retried while more writes join the batch:
  *   as soon as another writer signals that it gave the lock back (lock-signal.ts), or after 1 ms; after
  *   `busyTimeoutMs` the batch fails with 503.
+ * - When the database cannot be written (writability.ts), the failure is what every caller it reaches gets, as
+ *   `failed` maps it (StorageUnavailable, 503). A full disk usually fails the COMMIT, which SQLite has rolled back;
+ *   a statement that fails on it, or on an I/O error, may have rolled back the whole transaction, savepoints
+ *   included, so the batch is doomed then; a transaction SQLite left open is rolled back before the next BEGIN.
  */
 import type { Database } from "bun:sqlite";
 import { AppError, unavailable } from "../../lib/errors.ts";
 import { isBusy } from "./write-lock.ts";
+import { rollBackLeftover } from "./writability.ts";
 import type { LockSignal } from "./lock-signal.ts";
 
 export type UnitMode = "guarded" | "checked" | "alone";
@@ -47,12 +52,16 @@ export class GroupCommit {
   private scheduled = false;
   private busySince: number | null = null;
 
-  /** `onBegin` runs when a batch's transaction has started, before its units: for memos valid only within it. */
+  /**
+   * `onBegin` runs when a batch's transaction has started, before its units: for memos valid only within it.
+   * `failed` turns an error into the one its callers get (writability.ts `asStorageError`, and the outage's count).
+   */
   constructor(
     private readonly sqlite: Database,
     private readonly busyTimeoutMs: number,
     private readonly onBegin: () => void = () => {},
     private readonly signal?: LockSignal,
+    private readonly failed: (error: unknown) => unknown = (error) => error,
   ) {}
 
   /**
@@ -77,12 +86,24 @@ export class GroupCommit {
     const alone = this.pending[0]!.mode === "alone";
     const end = alone ? 1 : this.pending.findIndex((unit) => unit.mode === "alone");
     const batch = this.pending.splice(0, Math.min(end === -1 ? this.pending.length : end, MAX_BATCH));
+    try {
+      this.commit(batch, alone);
+    } catch (error) {
+      // A savepoint statement failed under a unit (the connection is broken): nothing in the batch committed.
+      rollBackLeftover(this.sqlite);
+      const failure = this.failed(error);
+      for (const unit of batch) unit.reject(failure);
+    }
+    this.reschedule(0);
+  }
+
+  private commit(batch: Unit[], alone: boolean): void {
     const done: Outcome[] = [];
     let doomed: Outcome | undefined; // a failure that may have left half a unit behind: the batch cannot commit
     for (const unit of batch) {
       const outcome = alone ? outcomeOf(unit.run) : this.runUnit(unit);
       done.push(outcome);
-      if (!outcome.ok && (alone || (unit.mode === "checked" && !(outcome.error instanceof AppError)))) {
+      if (!outcome.ok && this.dooms(unit, outcome.error, alone)) {
         doomed = outcome;
         break;
       }
@@ -91,16 +112,21 @@ export class GroupCommit {
     const committed = doomed ?? outcomeOf(() => this.sqlite.run("COMMIT"));
     if (!committed.ok) {
       // A failed COMMIT may already have rolled back (SQLITE_FULL, I/O errors); a second ROLLBACK would throw.
-      if (this.sqlite.inTransaction) this.sqlite.run("ROLLBACK");
-      for (const unit of batch) unit.reject(committed.error);
+      rollBackLeftover(this.sqlite);
+      const failure = this.failed(committed.error);
+      for (const unit of batch) unit.reject(failure);
     } else {
       batch.forEach((unit, i) => {
         const outcome = done[i]!;
         if (outcome.ok) unit.resolve(outcome.value);
-        else unit.reject(outcome.error);
+        else unit.reject(this.failed(outcome.error));
       });
     }
-    this.reschedule(0);
+  }
+
+  /** Whether a unit's failure leaves the batch unable to commit (the module comment, and a rolled-back transaction). */
+  private dooms(unit: Unit, error: unknown, alone: boolean): boolean {
+    return alone || !this.sqlite.inTransaction || (unit.mode === "checked" && !(error instanceof AppError));
   }
 
   /**
@@ -110,6 +136,7 @@ export class GroupCommit {
    */
   private begin(): boolean {
     const released = this.signal?.count ?? 0; // before trying: a release after this wakes the retry at once
+    rollBackLeftover(this.sqlite);
     this.sqlite.run("PRAGMA busy_timeout = 0");
     try {
       this.sqlite.run("BEGIN IMMEDIATE");
@@ -118,7 +145,8 @@ export class GroupCommit {
       return true;
     } catch (e) {
       if (!isBusy(e)) {
-        for (const unit of this.pending.splice(0)) unit.reject(e);
+        const failure = this.failed(e);
+        for (const unit of this.pending.splice(0)) unit.reject(failure);
         return false;
       }
       const now = performance.now();
@@ -140,7 +168,10 @@ export class GroupCommit {
     if (unit.mode === "checked") return outcomeOf(unit.run);
     this.sqlite.query("SAVEPOINT unit").run();
     const outcome = outcomeOf(unit.run);
-    if (!outcome.ok) this.sqlite.query("ROLLBACK TO unit").run();
+    if (!outcome.ok) {
+      if (!this.sqlite.inTransaction) return outcome; // SQLite rolled the transaction back, savepoints included
+      this.sqlite.query("ROLLBACK TO unit").run();
+    }
     this.sqlite.query("RELEASE unit").run();
     return outcome;
   }
