@@ -26,14 +26,14 @@ export async function runServe(config: Config): Promise<number> {
   warnOnLowFileLimit(log);
   // Before the store opens: a second server must not migrate, checkpoint or deliver from the file.
   const lock = config.db === ":memory:" ? null : lockServer(config.db, systemClock.now());
-  const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
+  const store = openSqliteStore(config.db, { durability: config.durability, log, events, checkpoints: "thread" });
   const released = await store.deliveries.releaseAll(systemClock.now());
   if (released > 0) log.info("sending again the deliveries a stopped server had in flight", { count: released });
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, store.path, config.db === ":memory:");
   const metrics = new Metrics(store, systemClock, VERSION);
   const observer = { batch: metrics.deliveries.add.bind(metrics.deliveries), restarted: () => metrics.workerRestarted() };
-  const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION, lockSignal: store.lockSignal.buffer, observer });
+  const delivery = startDelivery({ dbPath: store.path, config, log, version: VERSION, lockSignal: store.lockSignal.buffer, observer, events });
   const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
   // Only the request Bun handed in knows its socket; copies made on the way (version prefix, a checked body) map to it.

@@ -24,6 +24,10 @@
 // and lifted ingest 0.505 -> 0.541 of the baseline and the drain of 50,000 deliveries 20.4k -> 24.1k/s; 10 ms
 // batches gained little more on ingest and lost fan-out rate and p99 delay (see the README's Performance).
 //
+// While the database cannot be written (`paused`, store/outage.ts) the loop claims nothing and skips housekeeping;
+// claimed rows are still sent, and their results wait in memory (a failed write puts them back) for `resume`,
+// which settles them before housekeeping could rescue their leases (a settle is fenced by token, not by expiry).
+//
 // Stop: no new claims and no new sends; sends in flight get until the drain deadline; their results are
 // written; the rest (unfinished sends, ready rows) are given back (release), so the next start sends them at
 // once rather than after lease expiry.
@@ -69,8 +73,10 @@ export type LoopOptions = {
   listenerCap: number;
   attempt: AttemptDeps;
   prober: Prober;
-  /** An error the loop cannot continue from: the worker reports it and exits, the supervisor restarts it. */
+  /** A failed write: the worker pauses on a storage error, and on any other exits (the supervisor restarts it). */
   fail: (error: unknown) => void;
+  /** True while the database cannot be written: the loop claims nothing and writes nothing (above). */
+  paused?: () => boolean;
   observer?: LoopObserver;
   pollMs?: number;
   batchMs?: number;
@@ -139,6 +145,11 @@ export class DeliveryLoop {
     }, wait);
   }
 
+  /** The database can be written again: the results kept meanwhile are written now, before any housekeeping. */
+  resume(): void {
+    this.step().catch(this.o.fail);
+  }
+
   /** New messages: an idle worker steps at once; a busy one takes them in its next batch. */
   nudge(): void {
     if (this.inFlight.size === 0) this.wake();
@@ -161,14 +172,16 @@ export class DeliveryLoop {
       await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
       clearTimeout(timer);
     }
-    await this.flush();
+    // A store that cannot be written leaves these rows leased: the next start gives them back (releaseAll).
+    await this.flush().catch(this.o.fail);
     this.closed = true;
     const abandoned = [...this.inFlight.values(), ...[...this.ready.values()].flat()];
     this.ready.clear();
-    if (abandoned.length > 0) await this.o.store.release(abandoned, this.o.now());
+    if (abandoned.length > 0) await this.o.store.release(abandoned, this.o.now()).catch(this.o.fail);
   }
 
   private housekeep(): void {
+    if (this.o.paused?.()) return;
     const now = this.o.now();
     const { store } = this.o;
     Promise.all([
@@ -198,6 +211,7 @@ export class DeliveryLoop {
 
   /** The results gathered so far and the claim for the slots they freed, in one transaction. */
   private async settleAndClaim(): Promise<void> {
+    if (this.o.paused?.()) return;
     const limit = Math.min(this.o.globalCap - this.held, MAX_BATCH);
     if (limit <= 0 || this.stopping) return this.flush();
     const results = this.results;
@@ -210,11 +224,14 @@ export class DeliveryLoop {
     const perListener = this.o.listenerCap * (1 + READY_PER_CAP);
     // With requests in flight another step follows their ends, and it looks for the next due time then.
     const request = { owner: this.o.owner, leaseMs, limit, perListener, busy: this.busy, wantsNextDue: this.inFlight.size === 0 };
-    const { claimed, nextDueAt, settled } = await this.o.store.completeAndClaim(results, request, now);
+    const { claimed, nextDueAt, settled } = await this.o.store.completeAndClaim(results, request, now).catch((error: unknown) => {
+      this.results = results.concat(this.results); // not written: kept for the next step
+      throw error;
+    });
     this.report(results, settled);
+    for (const c of claimed) if (!c.listener.held) this.take(c);
     const held = claimed.filter((c) => c.listener.held);
     if (held.length > 0) await this.o.store.hold(held, now);
-    for (const c of claimed) if (!c.listener.held) this.take(c);
     // A full batch suggests more is due; freed slots and nudges start further rounds.
     if (claimed.length === limit) this.again = true;
     if (nextDueAt !== null) this.wakeAt(nextDueAt);
@@ -276,7 +293,11 @@ export class DeliveryLoop {
     if (this.results.length === 0) return;
     const batch = this.results;
     this.results = [];
-    this.report(batch, await this.o.store.complete(batch, this.o.now()));
+    const settled = await this.o.store.complete(batch, this.o.now()).catch((error: unknown) => {
+      this.results = batch.concat(this.results);
+      throw error;
+    });
+    this.report(batch, settled);
   }
 
   /** Results the store settled as missed or gone (a fenced-out result changed nothing, so it reports nothing). */

@@ -29,7 +29,10 @@ export type UpkeepOptions = {
   /** New due deliveries (a replay chunk): the loop should claim. */
   wake: () => void;
   events: Pick<LogEvents, "retentionSwept">;
+  /** A chunk failed: the worker pauses on a storage error, ends on any other. */
   fail: (error: unknown) => void;
+  /** True while the database cannot be written: no sweep or replay starts; the next tick after it tries again. */
+  paused?: () => boolean;
 };
 
 export class Upkeep {
@@ -52,7 +55,7 @@ export class Upkeep {
 
   /** Takes up waiting replays unless it is at them already. */
   private replayIfWaiting(): void {
-    if (this.stopped || this.replaying) return;
+    if (this.stopped || this.replaying || this.o.paused?.()) return;
     this.replaying = this.replay().catch(this.o.fail).finally(() => (this.replaying = null));
   }
 
@@ -64,7 +67,7 @@ export class Upkeep {
   }
 
   private sweep(): void {
-    if (this.stopped || this.sweeping) return;
+    if (this.stopped || this.sweeping || this.o.paused?.()) return;
     this.sweeping = this.sweepOnce().catch(this.o.fail).finally(() => (this.sweeping = null));
   }
 
@@ -89,7 +92,7 @@ export class Upkeep {
 
   /** Runs `chunk` until it reports no more, resting between chunks. */
   private async paced(chunk: () => Promise<boolean>): Promise<void> {
-    while (!this.stopped) {
+    while (!this.stopped && !this.o.paused?.()) {
       const started = performance.now();
       if (!(await chunk())) return;
       await Bun.sleep(Math.max(MIN_REST_MS, (performance.now() - started) * REST_FACTOR));

@@ -1,6 +1,9 @@
 // Entry point of the delivery worker thread (protocol: protocol.ts). It opens its own connection to the
 // database the main thread has already migrated, runs the drain loop and the liveness prober, and reports
 // through postMessage only. A build must list this file as a second entry point (scripts/build.ts).
+// When the database cannot be written, the worker pauses instead of ending (store/outage.ts): the loop, the
+// prober and the upkeep start no write, a probe write is tried every second, and the first that commits resumes
+// them; the outage and its end go to the main thread as `storage` messages, for its one log line per cause.
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "../store/sqlite/db.ts";
 import { LockSignal } from "../store/sqlite/lock-signal.ts";
@@ -14,6 +17,7 @@ import { systemClock } from "../lib/clock.ts";
 import type { Fields, Logger } from "../lib/log.ts";
 import { LogEvents } from "../lib/log-events.ts";
 import { DeliveryTally } from "../metrics/deliveries.ts";
+import { Outage } from "../store/outage.ts";
 import type { FromWorker, LogLevel, StartMessage, ToWorker } from "./protocol.ts";
 
 declare var self: Worker;
@@ -27,6 +31,7 @@ let upkeep: Upkeep | undefined;
 let pool: SocketPool | undefined;
 let failed = false;
 let metricsTimer: Timer | undefined;
+let outage: Outage | undefined;
 
 const post = (message: FromWorker) => self.postMessage(message);
 const log = (level: LogLevel, msg: string, fields?: Fields) => post({ type: "log", level, msg, fields });
@@ -54,6 +59,11 @@ const observer: LoopObserver = {
   },
 };
 
+/** A storage error pauses the worker; any other error ends it. */
+function trouble(error: unknown): void {
+  if (!outage?.absorb(error)) fail(error);
+}
+
 /** Reports, closes what it can, and exits this thread (not the process); the supervisor starts a new worker. */
 function fail(error: unknown): void {
   if (failed) return;
@@ -76,13 +86,23 @@ async function start(m: StartMessage): Promise<void> {
   pool = new SocketPool(config.listenerConcurrency);
   const request = { policy: makeTargetPolicy(config.allowTargets), pool };
   const now = systemClock.now;
+  outage = new Outage({
+    probe: () => store.checkWritable(now()),
+    report: {
+      failed: (cause, error) => post({ type: "storage", cause, error: String(error) }),
+      recovered: (cause) => post({ type: "storage", cause, recovered: true }),
+    },
+    onRecovered: () => loop?.resume(),
+  });
+  const paused = () => outage?.down ?? false;
   for (const owner of m.releaseOwners) {
-    const released = await store.releaseOwner(owner, now());
+    // Not written (the database cannot be): the dead worker's leases expire, and the loop takes the rows back then.
+    const released = await store.releaseOwner(owner, now()).catch((e: unknown) => (trouble(e), 0));
     if (released > 0) log("info", "gave back the deliveries of a dead delivery worker", { count: released });
   }
   const userAgent = `fanout/${m.version}`;
   const prober = new Prober({
-    store, send, now, intervalMs: config.livenessIntervalMs, concurrency: PROBE_CONCURRENCY, userAgent, request, events, fail,
+    store, send, now, intervalMs: config.livenessIntervalMs, concurrency: PROBE_CONCURRENCY, userAgent, request, events, fail: trouble, paused,
   });
   loop = new DeliveryLoop({
     store,
@@ -94,11 +114,12 @@ async function start(m: StartMessage): Promise<void> {
     listenerCap: config.listenerConcurrency,
     attempt: { send, now, version: m.version, scheduleMs: config.retryScheduleMs, request: { ...request, timeoutMs: config.deliveryTimeoutMs } },
     prober,
-    fail,
+    fail: trouble,
+    paused,
     observer,
   });
   const delivering = loop;
-  upkeep = new Upkeep({ store, now, retentionMs: config.retentionMs, wake: () => delivering.wake(), events, fail });
+  upkeep = new Upkeep({ store, now, retentionMs: config.retentionMs, wake: () => delivering.wake(), events, fail: trouble, paused });
   loop.start();
   metricsTimer = setInterval(postMetrics, METRICS_EVERY_MS);
   upkeep.start();
@@ -107,6 +128,7 @@ async function start(m: StartMessage): Promise<void> {
 async function stop(drainMs: number): Promise<void> {
   const inFlight = loop?.active ?? 0;
   await Promise.all([loop?.stop(drainMs), upkeep?.stop()]);
+  outage?.stop();
   clearInterval(metricsTimer);
   postMetrics();
   if (inFlight > 0) log("info", "delivery worker drained", { in_flight_at_stop: inFlight, abandoned: loop?.active ?? 0 });
