@@ -3,7 +3,8 @@
  * (and a CPU table as evidence of where time goes); the same figures go to .bench/results.json.
  * Sections: startup (start time, idle memory, size), ingest (HTTP/1.1 and HTTP/2, durability normal and full),
  * fanout (1, 10, 100 listeners: sustained deliveries and publish-to-received delay), backlog (ingest and drain
- * beside a million held deliveries), hostile (publishing beside clients that send deep bodies and backtracking-prone
+ * beside a million held deliveries), recovery (ingest while retention deletes, and while a replay drains, a million),
+ * hostile (publishing beside clients that send deep bodies and backtracking-prone
  * data), metrics (ingest while /metrics is scraped every second). `--quick` shrinks every size for a smoke check
  * under a minute.
  * Every child process is killed when the bench ends, however it ends; the whole run has a deadline.
@@ -23,11 +24,12 @@ import { ingestSection } from "./bench/sections/ingest.ts";
 import { fanoutSection } from "./bench/sections/fanout.ts";
 import { backlogSection } from "./bench/sections/backlog.ts";
 import { hostileSection } from "./bench/sections/hostile.ts";
+import { recoverySection } from "./bench/sections/recovery.ts";
 import { metricsSection } from "./bench/sections/metrics.ts";
 
 const SECTION_RUNS: Record<Section, (ctx: Ctx) => Promise<void>> = {
-  startup: startupSection, ingest: ingestSection, fanout: fanoutSection, backlog: backlogSection, hostile: hostileSection,
-  metrics: metricsSection,
+  startup: startupSection, ingest: ingestSection, fanout: fanoutSection, backlog: backlogSection, recovery: recoverySection,
+  hostile: hostileSection, metrics: metricsSection,
 };
 
 function preflight(binary: string): void {

@@ -30,7 +30,7 @@ function completeInBash(words: string[]): string[] {
 
 describe("bash completion", () => {
   test("completes commands, subcommands and shells", () => {
-    expect(completeInBash(["fanout", ""])).toEqual(["serve", "migrate", "orgs", "backup", "completion", "version", "help"]);
+    expect(completeInBash(["fanout", ""])).toEqual(["serve", "migrate", "orgs", "backup", "compact", "completion", "version", "help"]);
     expect(completeInBash(["fanout", "or"])).toEqual(["orgs"]);
     expect(completeInBash(["fanout", "orgs", ""])).toEqual(["create", "list"]);
     expect(completeInBash(["fanout", "orgs", "create", ""])).toEqual([]);

@@ -10,7 +10,7 @@ import { durationToMs, MAX_TIMER_MS } from "./lib/durations";
 
 export type Command =
   | { name: "serve" } | { name: "migrate" } | { name: "version" } | { name: "help" }
-  | { name: "orgs-create"; orgName: string } | { name: "orgs-list" } | { name: "backup"; file: string }
+  | { name: "orgs-create"; orgName: string } | { name: "orgs-list" } | { name: "backup"; file: string } | { name: "compact" }
   | { name: "completion"; shell: Shell };
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -201,6 +201,7 @@ export const COMMANDS = [
   ["orgs create <name>", "create an organization (reverse-DNS name); prints its id and owner key"],
   ["orgs list", "list organizations"],
   ["backup <file>", "write an online copy of the database to <file>"],
+  ["compact", "give the space of deleted messages back to the file system (the server stopped)"],
   ["completion <shell>", `print a completion script for ${SHELL_LIST}`],
   ["version", "print the version (also --version, -v)"],
   ["help", "print this text (also --help, -h)"],
@@ -302,7 +303,7 @@ function readArgs(argv: string[]): { words: string[]; flags: Map<Key, Raw> } {
 function readCommand(words: string[]): Command {
   const [first = "serve", ...rest] = words;
   switch (first) {
-    case "serve": case "migrate": case "version": case "help":
+    case "serve": case "migrate": case "compact": case "version": case "help":
       return refuseExtra(first, rest, { name: first });
     case "backup":
       if (!rest[0]) throw new ConfigError("missing argument for backup: expected a file path (fanout backup <file>)");

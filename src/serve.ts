@@ -11,6 +11,7 @@ import { bootstrap, type Onboarded } from "./modules/organizations/onboarding.ts
 import { buildHandler } from "./http/app.ts";
 import { serve } from "./http/server.ts";
 import { loadTls } from "./http/tls.ts";
+import { uiRoutes } from "./ui/routes.ts";
 import { startDelivery } from "./delivery/supervisor.ts";
 import { startEventSweep } from "./modules/events/sweep.ts";
 import { systemClock } from "./lib/clock.ts";
@@ -46,7 +47,9 @@ export async function runServe(config: Config): Promise<number> {
     return copy;
   };
   const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, copyRequest, metrics };
-  const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping: () => stopping, log, originals });
+  const isStopping = () => stopping;
+  const routes = uiRoutes({ isStopping, log });
+  const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping, log, originals, routes });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
   if (config.logFormat === "text") printWelcome(config, url, store.path, tls.description, onboarded);
   else if (onboarded?.generated) printOwnerKey(onboarded);
@@ -88,7 +91,7 @@ function printOwnerKey(onboarded: Onboarded): void {
 
 /** Everything a newcomer needs on the first start; the owner key only when it was generated, and only once. */
 function printWelcome(config: Config, url: string, dbPath: string, tls: string, onboarded: Onboarded | null): void {
-  const lines = [`fanout ${VERSION} listening on ${url}`, `  database:     ${databaseText(config, dbPath)} (durability ${config.durability})`, `  tls:          ${tls}`];
+  const lines = [`fanout ${VERSION} listening on ${url}`, `  database:     ${databaseText(config, dbPath)} (durability ${config.durability})`, `  tls:          ${tls}`, `  dashboard:    ${url}/ui/`];
   if (onboarded) {
     lines.push(`  organization: ${onboarded.org.name} (${onboarded.org.id}) created`);
     if (onboarded.generated) lines.push(`  owner key:    ${onboarded.secret}`, "                (shown once; store it now — it holds every scope)");

@@ -5,8 +5,8 @@
  */
 import { join } from "node:path";
 
-export type Section = "startup" | "ingest" | "fanout" | "backlog" | "hostile" | "metrics";
-export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "backlog", "hostile", "metrics"];
+export type Section = "startup" | "ingest" | "fanout" | "backlog" | "recovery" | "hostile" | "metrics";
+export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "backlog", "recovery", "hostile", "metrics"];
 
 export type Plan = {
   quick: boolean;
@@ -63,7 +63,7 @@ const QUICK: typeof FULL = {
   drainDeliveries: 5_000,
 };
 
-const USAGE = `usage: bun scripts/bench.ts [--quick] [--only startup,ingest,fanout,backlog,hostile,metrics] [--out file] [--binary path]`;
+const USAGE = `usage: bun scripts/bench.ts [--quick] [--only startup,ingest,fanout,backlog,recovery,hostile,metrics] [--out file] [--binary path]`;
 
 export function parsePlan(argv: string[]): Plan {
   let quick = false;

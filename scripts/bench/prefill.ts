@@ -69,3 +69,40 @@ export function prefill(path: string, fills: Fill[], downListeners: string[]): {
   db.close();
   return { seconds: (performance.now() - started) / 1000, bytes: Bun.file(path).size };
 }
+
+export type FinalFill = { queueId: string; listenerId: string; messages: number; data: string; state: "acknowledged" | "missed"; createdAt: number };
+
+/**
+ * Messages whose one delivery is final (acknowledged or missed), made at `createdAt`, with ids that start with that
+ * time as the server's do (lib/ids.ts: retention and replay find a window of time through the ids), the cursor
+ * past them. Written while no server runs on the file.
+ */
+export function prefillFinal(path: string, f: FinalFill, idPrefix: string): { seconds: number; bytes: number } {
+  const started = performance.now();
+  const db = new Database(path, { strict: true });
+  db.run("PRAGMA journal_mode = DELETE");
+  db.run("PRAGMA synchronous = OFF");
+  const queue = db.query("SELECT org_id FROM queues WHERE id = ?").get(f.queueId) as { org_id: string } | null;
+  const listener = db.query("SELECT seq FROM listeners WHERE id = ?").get(f.listenerId) as { seq: number } | null;
+  if (!queue || !listener) throw new Error(`prefill: queue ${f.queueId} or listener ${f.listenerId} not found`);
+  const messages = db.prepare(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+    INSERT INTO messages (id, org_id, queue_id, name, data, created_at)
+    SELECT ? || lower(hex(randomblob(10))), ?, ?, 'prefill', ?, ? FROM n`);
+  const deliveries = db.prepare(`INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, last_status,
+      created_at, updated_at)
+    SELECT org_id, seq, $listener, $state, 1, NULL, CASE $state WHEN 'acknowledged' THEN 204 ELSE 503 END, $at, $at
+    FROM messages WHERE queue_id = $queue AND seq > $after`);
+  const maxSeq = db.prepare("SELECT coalesce(max(seq), 0) AS seq FROM messages");
+  for (let done = 0; done < f.messages; done += CHUNK) {
+    const n = Math.min(CHUNK, f.messages - done);
+    db.transaction(() => {
+      const before = (maxSeq.get() as { seq: number }).seq;
+      messages.run(n, idPrefix, queue.org_id, f.queueId, f.data, f.createdAt);
+      deliveries.run({ listener: listener.seq, state: f.state, at: f.createdAt, queue: f.queueId, after: before });
+    }).immediate();
+  }
+  db.run("INSERT OR REPLACE INTO fanout (id, message_seq) SELECT 1, coalesce(max(seq), 0) FROM messages");
+  db.run("PRAGMA journal_mode = WAL");
+  db.close();
+  return { seconds: (performance.now() - started) / 1000, bytes: Bun.file(path).size };
+}

@@ -1,25 +1,31 @@
 /**
  * Background work of the delivery worker besides delivering: retention sweeps (PRODUCT §9) and replays
- * (PRODUCT §10). Both change many rows, so both go a chunk at a time, each chunk one short transaction, and rest
- * between chunks for three times as long as the chunk took: they take at most a quarter of the worker's time and
- * of the write lock, and publishes and deliveries go on meanwhile.
+ * (PRODUCT §10). Both change many rows, so both go a chunk at a time, each chunk one transaction. What publishes
+ * wait for is the write lock a chunk holds, not its CPU: so a chunk is sized to hold it about CHUNK_MS (the size
+ * follows the time the last chunk took), and the work rests three times as long after each, taking a quarter of
+ * the lock at most. Deleting 500 messages in one transaction held it for about 50 ms, and ingest beside the
+ * sweep fell to half.
  *
  * - Retention: every min(retention / 2, 1 minute), the final messages older than the retention go, oldest first
  *   (DeliveryStore.deleteExpired). Each sweep that deleted something is logged once, with its count.
- * - Replays: looked for four times a second; each chunk makes up to REPLAY_CHUNK deliveries due now, and the
- *   loop is woken to send them.
+ * - Replays: looked for four times a second; each chunk makes the next deliveries of the oldest replay due now,
+ *   and the loop is woken to send them.
  */
 import type { DeliveryStore } from "../store/deliveries.ts";
 import type { LogEvents } from "../lib/log-events.ts";
 
-export const RETENTION_BATCH = 500;
-export const REPLAY_CHUNK = 2_000;
+/** How long one chunk should hold the write lock. */
+const CHUNK_MS = 2;
+const MIN_CHUNK = 8;
+const MAX_CHUNK = 2_000;
 const MAX_SWEEP_EVERY_MS = 60_000;
 /** How soon a replay accepted by the API is taken up. */
 const REPLAY_POLL_MS = 250;
 /** Rest after a chunk, as a multiple of the chunk's own time. */
 const REST_FACTOR = 3;
 const MIN_REST_MS = 2;
+/** A chunk that took long because the process was paused or starved must not park the work for long after. */
+const MAX_REST_MS = 250;
 
 export type UpkeepOptions = {
   store: DeliveryStore;
@@ -34,6 +40,9 @@ export type UpkeepOptions = {
   /** True while the database cannot be written: no sweep or replay starts; the next tick after it tries again. */
   paused?: () => boolean;
 };
+
+/** A chunk of `size` rows; true while more remains. */
+type Chunk = (size: number) => Promise<boolean>;
 
 export class Upkeep {
   private stopped = false;
@@ -53,17 +62,21 @@ export class Upkeep {
     this.sweep();
   }
 
-  /** Takes up waiting replays unless it is at them already. */
-  private replayIfWaiting(): void {
-    if (this.stopped || this.replaying || this.o.paused?.()) return;
-    this.replaying = this.replay().catch(this.o.fail).finally(() => (this.replaying = null));
-  }
-
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.sweepTimer);
     clearInterval(this.replayTimer);
     await Promise.all([this.sweeping, this.replaying]);
+  }
+
+  /** Takes up waiting replays unless it is at them already. */
+  private replayIfWaiting(): void {
+    if (this.stopped || this.replaying || this.o.paused?.()) return;
+    this.replaying = this.paced(async (size) => {
+      const { replayed, more } = await this.o.store.replayChunk(size, this.o.now());
+      if (replayed > 0) this.o.wake();
+      return more;
+    }).catch(this.o.fail).finally(() => (this.replaying = null));
   }
 
   private sweep(): void {
@@ -74,28 +87,23 @@ export class Upkeep {
   private async sweepOnce(): Promise<void> {
     const before = this.o.now() - this.o.retentionMs;
     let deleted = 0;
-    await this.paced(async () => {
-      const n = await this.o.store.deleteExpired(before, RETENTION_BATCH);
+    await this.paced(async (size) => {
+      const n = await this.o.store.deleteExpired(before, size);
       deleted += n;
-      return n === RETENTION_BATCH;
+      return n === size;
     });
     this.o.events.retentionSwept({ messages: deleted });
   }
 
-  private async replay(): Promise<void> {
-    await this.paced(async () => {
-      const { replayed, more } = await this.o.store.replayChunk(REPLAY_CHUNK, this.o.now());
-      if (replayed > 0) this.o.wake();
-      return more;
-    });
-  }
-
-  /** Runs `chunk` until it reports no more, resting between chunks. */
-  private async paced(chunk: () => Promise<boolean>): Promise<void> {
+  /** Runs chunks until one reports no more, each sized to hold the write lock about CHUNK_MS, resting between. */
+  private async paced(chunk: Chunk): Promise<void> {
+    let size = MIN_CHUNK;
     while (!this.stopped && !this.o.paused?.()) {
       const started = performance.now();
-      if (!(await chunk())) return;
-      await Bun.sleep(Math.max(MIN_REST_MS, (performance.now() - started) * REST_FACTOR));
+      if (!(await chunk(size))) return;
+      const took = Math.max(0.1, performance.now() - started);
+      size = Math.round(Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, (size * CHUNK_MS) / took)));
+      await Bun.sleep(Math.min(MAX_REST_MS, Math.max(MIN_REST_MS, took * REST_FACTOR)));
     }
   }
 }

@@ -15,7 +15,11 @@ export type Tls = { cert: string; key: string } | null;
  * `originals` maps a request rewritten here (version prefix, short host) to the one Bun handed in: only that one knows its
  * socket (`server.requestIP`, for lockout), and the address is looked up only when needed (auth.ts).
  */
-export type ServerOptions = { host: string; port: number; tls: Tls; isStopping: () => boolean; log: Logger; originals?: WeakMap<Request, Request> };
+export type ServerOptions = {
+  host: string; port: number; tls: Tls; isStopping: () => boolean; log: Logger; originals?: WeakMap<Request, Request>;
+  /** Paths Bun routes natively before `fetch` (the dashboard), so the API's requests pay nothing for them. */
+  routes?: Record<string, Fetch>;
+};
 type Fetch = (request: Request) => Response | Promise<Response>;
 
 const UNVERSIONED = new Set(["/healthz", READY_PATH, "/metrics"]);
@@ -34,6 +38,7 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
     // Bun answers a body over this itself, without JSON; negotiation.ts bounds bodies (1 MiB) and answers in JSON.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
+    ...(options.routes ? { routes: options.routes } : {}),
     fetch(request: Request) {
       if (options.isStopping()) {
         const detail = "The service is shutting down.";

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { base62, fromBase62, newId, randomBase62 } from "./ids.ts";
+import { base62, fromBase62, idFloor, idTime, newId, randomBase62 } from "./ids.ts";
 
 test("base62 codes have a fixed width, read back, and sort as their numbers do, repeated or not", () => {
   const now = 1_795_000_000_000;
@@ -30,4 +30,13 @@ test("ids made in the same millisecond share their time digits and differ in the
   expect(a.slice(0, 12)).toBe(b.slice(0, 12));
   expect(a).not.toBe(b);
   expect(newId("message", 1_795_000_000_001) > a).toBe(true);
+});
+
+test("an id tells its creation time, and the floor of a time sorts below every id made then or later", () => {
+  const t = 1_795_000_000_123;
+  const id = newId("message", t);
+  expect(idTime(id)).toBe(t);
+  expect(idFloor("message", t) <= id).toBe(true);
+  expect(idFloor("message", t + 1) > id).toBe(true);
+  expect(newId("message", t - 1) < idFloor("message", t)).toBe(true);
 });

@@ -61,6 +61,12 @@ export function idFloor(kind: IdKind, ms: number): string {
   return `${PREFIX[kind]}_${base62(Math.max(0, Math.min(ms, 62 ** 8 - 1)), 8)}`;
 }
 
+/** The creation time (epoch ms) an id made by `newId` starts with. */
+export function idTime(id: string): number {
+  const at = id.indexOf("_") + 1;
+  return fromBase62(id.slice(at, at + 8));
+}
+
 /** API key secrets: 32+ random bytes of entropy as `fo_` + base62 (43 chars ≈ 256 bits). */
 export function newApiKeySecret(): string {
   return `fo_${randomBase62(43)}`;

@@ -27,9 +27,11 @@ const ENDPOINTS: [string, string][] = [
   ["get", "/v1/queues/{queue_id}/listeners/{listener_id}"], ["put", "/v1/queues/{queue_id}/listeners/{listener_id}"],
   ["delete", "/v1/queues/{queue_id}/listeners/{listener_id}"],
   ["get", "/v1/queues/{queue_id}/listeners/{listener_id}/secret"], ["post", "/v1/queues/{queue_id}/listeners/{listener_id}/secret/rotate"],
+  ["post", "/v1/queues/{queue_id}/listeners/{listener_id}/replay"],
   ["post", "/v1/queues/{queue_id}/messages"], ["get", "/v1/queues/{queue_id}/messages"], ["get", "/v1/messages"],
   ["get", "/v1/queues/{queue_id}/messages/{message_id}"], ["put", "/v1/queues/{queue_id}/messages/{message_id}"],
   ["delete", "/v1/queues/{queue_id}/messages/{message_id}"], ["get", "/v1/queues/{queue_id}/messages/{message_id}/attempts"],
+  ["post", "/v1/queues/{queue_id}/messages/{message_id}/redeliver"],
   ["get", "/v1/queues/{queue_id}/schemas/{schema_id}"], ["get", "/v1/events"],
 ];
 
@@ -153,6 +155,11 @@ for (const proto of PROTOS) {
       const m = published.body.message.id;
       expectDocumented(await call("GET", `/v1/queues/${q}/messages/${m}`), 200, "GET", "/v1/queues/{queue_id}/messages/{message_id}");
       expectDocumented(await call("GET", `/v1/queues/${q}/messages/${m}/attempts`), 200, "GET", "/v1/queues/{queue_id}/messages/{message_id}/attempts");
+      expectDocumented(await call("POST", `/v1/queues/${q}/messages/${m}/redeliver`), 202, "POST", "/v1/queues/{queue_id}/messages/{message_id}/redeliver");
+      expectDocumented(await call("POST", `/v1/queues/${q}/messages/${m}/redeliver`, { body: { listeners: [] } }), 422, "POST",
+        "/v1/queues/{queue_id}/messages/{message_id}/redeliver");
+      expectDocumented(await call("POST", `/v1/queues/${q}/listeners/${l.body.listener.id}/replay`, { body: { since: 0 } }), 202, "POST",
+        "/v1/queues/{queue_id}/listeners/{listener_id}/replay");
       expectDocumented(await call("DELETE", `/v1/queues/${q}/messages/${m}`), 200, "DELETE", "/v1/queues/{queue_id}/messages/{message_id}");
       const plain = expectDocumented(await call("POST", "/v1/queues", { body: { name: name() } }), 200, "POST", "/v1/queues").body.queue.id;
       expectDocumented(await call("POST", `/v1/queues/${plain}/messages`), 200, "POST", "/v1/queues/{queue_id}/messages");

@@ -6,7 +6,7 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { statSync } from "node:fs";
-import { startFanout, waitFor, type Fanout } from "./harness.ts";
+import { cli, startFanout, waitFor, type Fanout } from "./harness.ts";
 import { deliveryApi, receiverSet } from "./receiver.ts";
 
 const receivers = receiverSet();
@@ -68,4 +68,25 @@ test("under a steady publish and deliver load the database file stops growing on
   const grownLate = sizes[11]! - sizes[5]!;
   const grownEarly = sizes[5]! - sizes[0]!;
   expect({ sizes, grownLate: grownLate < Math.max(grownEarly / 3, 256 * 1024) }).toEqual({ sizes, grownLate: true });
+}, 60_000);
+
+test("fanout compact gives the space of deleted messages back, and refuses while a server holds the file", async () => {
+  const fanout = await server({ FANOUT_RETENTION: "1s" });
+  const api = deliveryApi(fanout, "h1");
+  const q = await api.queue(); // no listeners: its messages are final at once
+  const pad = "y".repeat(8_000);
+  await Promise.all(Array.from({ length: 300 }, () => api.publish(q, { pad })));
+  const listed = async () => (await fanout.call("h1", "GET", `/v1/queues/${q}/messages`)).headers.get("x-total-count");
+  await waitFor(async () => (await listed()) === "0", 15_000, () => "the messages were never swept");
+  const refused = await cli(["compact"], { FANOUT_DB: fanout.dbPath });
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain("stop the server");
+  expect(await fanout.stop()).toBe(0);
+  servers.splice(servers.indexOf(fanout), 1);
+  const before = statSync(fanout.dbPath).size;
+  const done = await cli(["compact"], { FANOUT_DB: fanout.dbPath });
+  expect(done.code).toBe(0);
+  expect(done.stdout).toContain("compacted");
+  const after = statSync(fanout.dbPath).size;
+  expect({ before, after, shrank: after < before / 2 }).toEqual({ before, after, shrank: true });
 }, 60_000);

@@ -9,7 +9,7 @@
  * range is taken a second wider on each side and every statement also tests `created_at` itself.
  */
 import type { Database } from "bun:sqlite";
-import { idFloor } from "../../lib/ids.ts";
+import { idFloor, idTime } from "../../lib/ids.ts";
 import type { ReplayWindow } from "../index.ts";
 import type { Db } from "./shared.ts";
 
@@ -19,15 +19,23 @@ const COUNT_SLICE = 4_096;
 
 export type SeqRange = { from: number; to: number };
 
-/** The seqs of the messages that can lie in the window and were fanned out to a listener created at `fromSeq`. */
+/**
+ * The seqs of the messages that can lie in the window and were fanned out to a listener created at `fromSeq`:
+ * from the lowest seq of the first millisecond with messages at or after the window's widened start, to the
+ * highest of the last one before its widened end (ids made in one millisecond are in no seq order).
+ */
 export function windowSeqs(db: Db, listenerFromSeq: number, window: ReplayWindow): SeqRange | null {
-  const first = db.$client.query<{ seq: number }, [string]>("SELECT seq FROM messages WHERE id >= ? ORDER BY id LIMIT 1")
+  const first = db.$client.query<{ id: string }, [string]>("SELECT id FROM messages WHERE id >= ? ORDER BY id LIMIT 1")
     .get(idFloor("message", window.since - MARGIN_MS));
-  const last = db.$client.query<{ seq: number }, [string]>("SELECT seq FROM messages WHERE id < ? ORDER BY id DESC LIMIT 1")
+  const last = db.$client.query<{ id: string }, [string]>("SELECT id FROM messages WHERE id < ? ORDER BY id DESC LIMIT 1")
     .get(idFloor("message", window.until + MARGIN_MS));
   if (!first || !last) return null;
-  const from = Math.max(first.seq, listenerFromSeq + 1);
-  return from <= last.seq ? { from, to: last.seq } : null;
+  const inMs = (fn: "min" | "max", ms: number) => db.$client
+    .query<{ seq: number }, [string, string]>(`SELECT ${fn}(seq) AS seq FROM messages WHERE id >= ? AND id < ?`)
+    .get(idFloor("message", ms), idFloor("message", ms + 1))!.seq;
+  const from = Math.max(inMs("min", idTime(first.id)), listenerFromSeq + 1);
+  const to = inMs("max", idTime(last.id));
+  return from <= to ? { from, to } : null;
 }
 
 /** `state IN (...)` for a replay's `only`. */

@@ -19,7 +19,11 @@ import { isBusy } from "./write-lock.ts";
 export type ServerLock = { release(): void };
 
 /** Thrown when another server holds the lock; its message names that server. */
-export class ServerLockHeld extends Error {}
+export class ServerLockHeld extends Error {
+  constructor(readonly dbPath: string, readonly holder: string) {
+    super(`another fanout server is serving ${dbPath} (${holder}); stop it first, or give this one another --db`);
+  }
+}
 
 type Holder = { pid: number; host: string; started_at: number };
 
@@ -42,7 +46,7 @@ export function lockServer(dbPath: string, now: number): ServerLock {
   } catch (error) {
     db.close();
     if (!isBusy(error)) throw error;
-    throw new ServerLockHeld(`another fanout server is serving ${dbPath} (${describe(path)}); stop it first, or give this one another --db`);
+    throw new ServerLockHeld(dbPath, describe(path));
   }
   return { release: () => db.close() };
 }

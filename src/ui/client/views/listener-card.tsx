@@ -1,0 +1,113 @@
+/** One listener: liveness, pause state, counters and missed messages, with pause/resume, replay and delete. */
+import { useState } from "preact/hooks";
+import { call, enc } from "../lib/api.ts";
+import { count, plural } from "../lib/format.ts";
+import { useAction } from "../lib/poll.ts";
+import { Link } from "../lib/router.ts";
+import { LivenessBadge, PausedBadge } from "../parts/badges.tsx";
+import { Done, ErrorBox } from "../parts/notices.tsx";
+import { Id } from "../parts/layout.tsx";
+import { ReplayForm } from "./replay-form.tsx";
+import type { Queue } from "./queue.tsx";
+
+export type Listener = {
+  id: string;
+  name: string;
+  notify_url: string;
+  liveness_url: string;
+  /** Absent on a server without pausing (PRODUCT §10). */
+  enabled?: boolean;
+  liveness: { state: string; success_count: number; failure_count: number };
+  messages: { acknowledged_count: number; missed: string[]; missed_count: number };
+};
+
+type CardProps = { queue: Queue; listener: Listener; onChange: () => void };
+
+export function ListenerCard({ queue, listener: l, onChange }: CardProps) {
+  const paused = l.enabled === false;
+  return (
+    <article class={`card listener ${paused ? "listener-paused" : ""}`} data-listener={l.name}>
+      <div class="listener-head">
+        <h3>{l.name}</h3>
+        <div class="badges">
+          <LivenessBadge state={l.liveness.state} />
+          {paused && <PausedBadge />}
+        </div>
+      </div>
+      {paused && (
+        <p class="paused-note">
+          Deliveries are held while paused, spending no retries; resuming sends them. A message held longer than the
+          whole retry schedule counts as missed.
+        </p>
+      )}
+      <dl class="props">
+        <dt>Notify</dt><dd class="url">{l.notify_url}</dd>
+        <dt>Liveness</dt><dd class="url">{l.liveness_url}</dd>
+        <dt>ID</dt><dd><Id value={l.id} /></dd>
+      </dl>
+      <Stats listener={l} />
+      <Missed queue={queue} listener={l} />
+      <Actions queue={queue} listener={l} onChange={onChange} />
+    </article>
+  );
+}
+
+function Stats({ listener: l }: { listener: Listener }) {
+  return (
+    <div class="stats">
+      <div class="stat"><span class="stat-value">{count(l.messages.acknowledged_count)}</span><span class="stat-label">acknowledged</span></div>
+      <div class={`stat ${l.messages.missed_count > 0 ? "stat-bad" : ""}`}><span class="stat-value">{count(l.messages.missed_count)}</span><span class="stat-label">missed</span></div>
+      <div class="stat">
+        <span class="stat-value">{count(l.liveness.success_count)}<span class="muted"> / </span>{count(l.liveness.failure_count)}</span>
+        <span class="stat-label">probes ok / failed</span>
+      </div>
+    </div>
+  );
+}
+
+function Missed({ queue, listener: l }: { queue: Queue; listener: Listener }) {
+  if (l.messages.missed.length === 0) return null;
+  const newest = l.messages.missed_count > l.messages.missed.length ? ` (newest ${l.messages.missed.length})` : "";
+  return (
+    <details class="disclosure">
+      <summary>{plural(l.messages.missed_count, "missed message")}{newest}</summary>
+      <ul class="id-list">
+        {l.messages.missed.map((id) => <li key={id}><Link to={`/queues/${queue.id}/messages/${id}`}><code>{id}</code></Link></li>)}
+      </ul>
+    </details>
+  );
+}
+
+/** Pausing is `PUT {enabled}` (PRODUCT §10); its buttons show only when the server reports `enabled`. */
+function Actions({ queue, listener: l, onChange }: CardProps) {
+  const action = useAction();
+  const [replaying, setReplaying] = useState(false);
+  const path = `/v1/queues/${enc(queue.id)}/listeners/${enc(l.id)}`;
+  const setEnabled = (enabled: boolean) =>
+    void action.run(async () => {
+      await call("PUT", path, { body: { enabled } });
+      onChange();
+      return enabled ? `Resumed: held deliveries to ${l.name} are sent now.` : `Paused: deliveries to ${l.name} are held until it is resumed.`;
+    });
+  const remove = () => {
+    if (!confirm(`Delete the listener "${l.name}"? Its pending deliveries stop. This cannot be undone.`)) return;
+    void action.run(async () => {
+      await call("DELETE", path);
+      onChange();
+      return null;
+    });
+  };
+  return (
+    <>
+      <div class="actions">
+        {l.enabled === false && <button type="button" class="btn btn-primary btn-small" disabled={action.busy} onClick={() => setEnabled(true)}>Resume</button>}
+        {l.enabled === true && <button type="button" class="btn btn-small" disabled={action.busy} onClick={() => setEnabled(false)}>Pause</button>}
+        <button type="button" class="btn btn-small" aria-expanded={replaying} onClick={() => setReplaying(!replaying)}>Replay…</button>
+        <button type="button" class="btn btn-small btn-danger-text" disabled={action.busy} onClick={remove}>Delete</button>
+      </div>
+      <ErrorBox error={action.error} />
+      <Done>{action.done}</Done>
+      {replaying && <ReplayForm path={`${path}/replay`} listener={l.name} onDone={onChange} onClose={() => setReplaying(false)} />}
+    </>
+  );
+}

@@ -1,0 +1,79 @@
+/** A queue's listeners with their state and counters, and a form to add one. */
+import { useState } from "preact/hooks";
+import { call, enc } from "../lib/api.ts";
+import { useAction, usePoll } from "../lib/poll.ts";
+import { Card, Id } from "../parts/layout.tsx";
+import { Done, Empty, ErrorBox, Loading } from "../parts/notices.tsx";
+import { Field, value } from "../parts/fields.tsx";
+import { ListenerCard, type Listener } from "./listener-card.tsx";
+import type { Queue } from "./queue.tsx";
+
+export function ListenersTab({ queue }: { queue: Queue }) {
+  const list = usePoll(async () => {
+    const reply = await call<{ listeners: Listener[] }>("GET", `/v1/queues/${enc(queue.id)}/listeners?per_page=100`);
+    return { listeners: reply.body.listeners, total: reply.total ?? reply.body.listeners.length };
+  }, [queue.id]);
+  const data = list.data;
+  return (
+    <>
+      <ErrorBox error={list.error} context="Could not list the listeners" />
+      {!data && !list.error && <Loading what="listeners" />}
+      {data && data.total === 0 && (
+        <Card>
+          <Empty title="No listeners on this queue yet.">
+            Add one below: fanout sends every message published after that to its notify URL, and probes its liveness URL.
+          </Empty>
+        </Card>
+      )}
+      {data && data.total > data.listeners.length && (
+        <p class="muted small">Showing the first {data.listeners.length} of {data.total} listeners.</p>
+      )}
+      <div class="listener-grid">
+        {data?.listeners.map((l) => <ListenerCard key={l.id} queue={queue} listener={l} onChange={list.refresh} />)}
+      </div>
+      <AddListener queue={queue} onAdded={list.refresh} />
+    </>
+  );
+}
+
+function AddListener({ queue, onAdded }: { queue: Queue; onAdded: () => void }) {
+  const [form, setForm] = useState({ name: "", notify_url: "", liveness_url: "" });
+  const action = useAction();
+  const [secret, setSecret] = useState<{ name: string; id: string; secret: string } | null>(null);
+  const set = (field: keyof typeof form) => (e: Event) => setForm({ ...form, [field]: value(e) });
+  const submit = (event: Event) => {
+    event.preventDefault();
+    setSecret(null);
+    void action.run(async () => {
+      const reply = await call<{ listener: { id: string; name: string }; secret: string }>("POST", `/v1/queues/${enc(queue.id)}/listeners`, { body: form });
+      setSecret({ ...reply.body.listener, secret: reply.body.secret });
+      setForm({ name: "", notify_url: "", liveness_url: "" });
+      onAdded();
+      return null;
+    });
+  };
+  return (
+    <Card title="Add a listener">
+      <form class="form form-grid" onSubmit={submit}>
+        <Field label="Name" hint="Unique on this queue.">
+          <input name="listener-name" required maxLength={128} value={form.name} onInput={set("name")} />
+        </Field>
+        <Field label="Notify URL" hint="Each message is POSTed here.">
+          <input name="notify-url" type="url" required placeholder="https://example.com/webhook" value={form.notify_url} onInput={set("notify_url")} />
+        </Field>
+        <Field label="Liveness URL" hint="Probed with GET; a 2xx answer counts as alive.">
+          <input name="liveness-url" type="url" required placeholder="https://example.com/health" value={form.liveness_url} onInput={set("liveness_url")} />
+        </Field>
+        <div class="form-actions field-wide"><button type="submit" class="btn btn-primary" disabled={action.busy}>Add listener</button></div>
+      </form>
+      <ErrorBox error={action.error} context="The listener was not added" />
+      {secret && (
+        <Done>
+          Listener <strong>{secret.name}</strong> added (<Id value={secret.id} />). Its deliveries are signed with
+          this secret (Standard Webhooks); it can be read again at <code>GET …/listeners/{secret.id}/secret</code>:
+          <code class="secret">{secret.secret}</code>
+        </Done>
+      )}
+    </Card>
+  );
+}
