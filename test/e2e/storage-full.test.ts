@@ -12,6 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
 import { PROTOS, startFanout, waitFor, type Fanout, type Reply } from "./harness.ts";
 import { deliveryApi, receiverSet, type Receiver } from "./receiver.ts";
 import { scrapeUntil, scrape } from "./prometheus.ts";
@@ -112,5 +113,17 @@ describe.skipIf(!disk)("a full disk", () => {
     expect(lines(/storage recovered/)).toHaveLength(1);
     expect(lines(/storage error/)).toHaveLength(1);
     expect(lines(/delivery worker (exited|failed)|unexpected error/)).toEqual([]);
+  });
+
+  test("stopped, the database and its WAL pass SQLite's integrity check", async () => {
+    expect(await fanout!.stop()).toBe(0);
+    const db = new Database(join(disk!.dir, "fanout.db"), { readonly: true });
+    try {
+      expect(db.query("PRAGMA integrity_check").all()).toEqual([{ integrity_check: "ok" }]);
+      const stored = db.query<{ n: number }, []>("SELECT count(*) AS n FROM messages").get()!.n;
+      expect(stored).toBe(published.length);
+    } finally {
+      db.close();
+    }
   });
 });
