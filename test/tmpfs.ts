@@ -25,7 +25,8 @@ export function mountTmpfs(sizeBytes: number, why: string): Tmpfs | null {
   const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${sizeBytes}`, "tmpfs", dir], { encoding: "utf8" });
   if (mounted.status !== 0) {
     rmdirSync(dir);
-    const line = `cannot mount a tmpfs (${(mounted.stderr || String(mounted.error)).trim()}); ${why} needs root or CAP_SYS_ADMIN`;
+    const reason = (mounted.stderr || String(mounted.error)).trim().split("\n")[0];
+    const line = `cannot mount a tmpfs (${reason}); ${why} needs root or CAP_SYS_ADMIN`;
     if (process.env.CI === "true") throw new Error(line);
     console.warn(`skipped: ${line}`);
     return null;
