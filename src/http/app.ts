@@ -19,6 +19,7 @@ import { schemaRoutes } from "../modules/schemas/routes.ts";
 import { QueueCache } from "../modules/messages/queue-cache.ts";
 import { createGate, type Gate } from "./auth.ts";
 import { hotRoutes } from "./hot.ts";
+import { idempotentRequests } from "./idempotency.ts";
 import { checkedBody } from "./body.ts";
 import { openapiDocument } from "./openapi.ts";
 import { readinessRoute } from "./readiness.ts";
@@ -35,6 +36,9 @@ function render(value: unknown, request: Request, status: number, headers: Recor
 
 /** What the app and its hot routes share: one gate (lockout and rate-limit counters) and one queue cache. */
 export type Shared = { gate: Gate; queues: QueueCache };
+
+/** Paths under /v1 served without a key: the API description. */
+const OPEN_PATHS = ["/v1/openapi.json"];
 
 export const sharedOf = (deps: Deps): Shared => ({ gate: createGate(deps), queues: new QueueCache(deps.store) });
 
@@ -58,7 +62,7 @@ export function buildApp(deps: Deps, shared: Shared = sharedOf(deps)) {
     .get("/v1/openapi.json", ({ request }) => document(originOf(request, deps.config.baseUrl)), { detail: { hide: true } })
     .group("/v1", (v1) => v1
       // Lockout, authentication and rate limit for every /v1 request, before routing; the API description stays open.
-      .use(requestGate(deps, shared.gate, { open: ["/v1/openapi.json"] }))
+      .use(requestGate(deps, shared.gate, { open: OPEN_PATHS }))
       .use(eventRoutes(deps))
       .use(queueRoutes(deps)).use(apiKeyRoutes(deps)).use(organizationRoutes(deps))
       .use(listenerRoutes(deps)).use(messageRoutes(deps, shared.queues)).use(schemaRoutes(deps)));
@@ -70,10 +74,10 @@ export function buildApp(deps: Deps, shared: Shared = sharedOf(deps)) {
 type Handler = (request: Request) => Response | Promise<Response>;
 
 /**
- * What the server calls for each request: /metrics first (not JSON, so before negotiation), then the hot routes
- * (hot.ts) take the requests they are sure of, the app the rest. The hot routes and the app share one gate and
- * one queue cache. Every request, whichever of the three answers it, is counted once, here, by the pattern of
- * the route that serves it.
+ * What the server calls for each request: /metrics first (not JSON, so before negotiation), then writes with an
+ * Idempotency-Key (idempotency.ts, which runs them through the two below), then the hot routes (hot.ts) take the
+ * requests they are sure of, the app the rest. They all share one gate and one queue cache. Every request,
+ * whichever answers it, is counted once, here, by the pattern of the route that serves it.
  */
 export function buildHandler(deps: Deps): Handler {
   const shared = sharedOf(deps);
@@ -92,10 +96,12 @@ export function buildHandler(deps: Deps): Handler {
       return failureResponse({ error, request }, deps.log);
     }
   };
+  const idempotent = idempotentRequests(deps, shared.gate, (checked) => hot(checked) ?? app.fetch(checked), new Set(OPEN_PATHS));
+  const api = (request: Request) => idempotent(request) ?? hot(request) ?? bounded(request);
   const { metrics } = deps;
-  if (!metrics) return (request) => hot(request) ?? bounded(request);
+  if (!metrics) return api;
   const scrape = metricsEndpoint({ ...deps, metrics });
-  return counted((request) => scrape(request) ?? hot(request) ?? bounded(request), metrics, [...app.routes.map((r) => r.path), METRICS_PATH]);
+  return counted((request) => scrape(request) ?? api(request), metrics, [...app.routes.map((r) => r.path), METRICS_PATH]);
 }
 
 /** A few hundred nanoseconds a request: two clock reads, the path's pattern, a few map updates (metrics/requests.ts). */

@@ -33,6 +33,11 @@ export interface Gate {
    * `peer` is asked only when the address matters: some address is locked, or this request fails.
    */
   admit(request: Request, peer: () => string | null, now: number): Promise<Admitted>;
+  /**
+   * `admit` lets `request` through as `admitted` without counting it again: it was admitted before it was routed
+   * (an idempotent request, http/idempotency.ts, whose key's record is looked up under its organization).
+   */
+  admitted(request: Request, admitted: Admitted): void;
 }
 
 type GateDeps = { store: Store; config: Pick<Config, "rateLimit" | "lockout" | "trustProxy">; log: Logger };
@@ -41,6 +46,7 @@ type GateDeps = { store: Store; config: Pick<Config, "rateLimit" | "lockout" | "
 export function createGate({ store, config, log }: GateDeps): Gate {
   const lockout = createLockout(config.lockout);
   const limiter = config.rateLimit > 0 ? createRateLimiter({ limit: config.rateLimit }) : null;
+  const given = new WeakMap<Request, Admitted>();
 
   async function authenticateFrom(address: () => string, request: Request, now: number): Promise<Auth> {
     try {
@@ -55,7 +61,12 @@ export function createGate({ store, config, log }: GateDeps): Gate {
   }
 
   return {
+    admitted(request, admitted) {
+      given.set(request, admitted);
+    },
     async admit(request, peer, now) {
+      const already = given.get(request);
+      if (already) return already;
       const address = () => clientAddress(peer(), request.headers.get("x-forwarded-for"), config.trustProxy);
       // Finding the address (the socket's, then parsed) cost µs on every request; with no lock anywhere it cannot be locked.
       const lockedUntil = lockout.hasLocks() ? lockout.lockedUntil(address(), now) : 0;

@@ -29,8 +29,15 @@ const plainCopy: CopyRequest = (original, init) => new Request(original.url, ini
  */
 export async function checkedBody(request: Request, copy: CopyRequest = plainCopy): Promise<Request | Response> {
   if (request.method === "GET" || request.method === "HEAD" || !hasBody(request)) return request;
+  const read = await readBody(request, copy);
+  return read instanceof Response ? read : read.request;
+}
+
+/** As `checkedBody`, for a caller that needs the text too ("" without a body). */
+export async function readBody(request: Request, copy: CopyRequest = plainCopy): Promise<{ request: Request; text: string } | Response> {
+  if (!hasBody(request)) return { request, text: "" };
   const text = await request.text();
-  return refuseBody(text) ?? copy(request, { method: request.method, headers: request.headers, body: text === "" ? null : text });
+  return refuseBody(text) ?? { request: copy(request, { method: request.method, headers: request.headers, body: text === "" ? null : text }), text };
 }
 
 /**

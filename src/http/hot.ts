@@ -55,7 +55,7 @@ function match(segments: string[], path: string): Record<string, string> | null 
 }
 
 /** Headers set by the gate go on the answer unless the answer sets them itself (a 429 carries its own). */
-function withHeaders(response: Response, headers: Record<string, string>): Response {
+export function withHeaders(response: Response, headers: Record<string, string>): Response {
   for (const [name, value] of Object.entries(headers)) if (!response.headers.has(name)) response.headers.set(name, value);
   return response;
 }

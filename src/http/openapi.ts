@@ -6,6 +6,8 @@
  *   `detail.security` says otherwise;
  * - request bodies are application/json only, and optional where the route parses with `jsonOrEmpty` (body.ts);
  * - numbers are what they mean: Elysia's t.Integer (a number or a numeric string) is documented as `integer`;
+ * - writes under /v1 (POST, PUT, DELETE) take an `Idempotency-Key` header (idempotency.ts): their successes may
+ *   carry `Idempotent-Replayed`, and they may answer 400, 409 and 422 for it;
  * - responses: the route's success response, with `X-RateLimit-*` under /v1 and `Link` and `X-Total-Count` on
  *   paged lists (a `per_page` parameter); then the error statuses every route of its kind can answer (below,
  *   `derivedErrors`) and those its service may answer, declared in `detail.responses` with `refusals()`.
@@ -18,6 +20,7 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import { ErrorModel, TITLES } from "./errors.ts";
 import { numericMember } from "./validation.ts";
 import { OPTIONAL_BODY } from "./body.ts";
+import { takesIdempotencyKey } from "./idempotency.ts";
 
 type Json = Record<string, any>;
 type Header = { description: string; schema: Json; required?: boolean };
@@ -32,6 +35,10 @@ const HEADERS: Record<string, Header> = {
   "Retry-After": { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
   Link: { description: 'RFC 8288 navigation between pages: `rel="first"`, `"prev"`, `"next"` and `"last"`.', schema: { type: "string" } },
   "X-Total-Count": { description: "Items in the whole list, on every page.", schema: { type: "integer", minimum: 0 } },
+  "Idempotent-Replayed": {
+    description: "`true` when this is the stored answer of an earlier request with the same Idempotency-Key, which this request did not make again.",
+    schema: { type: "string", enum: ["true"] },
+  },
 };
 const RATE_LIMIT = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
 
@@ -42,7 +49,10 @@ export type ErrorStatus = 400 | 401 | 403 | 404 | 406 | 409 | 413 | 415 | 422 | 
  * may carry the rate-limit headers; `retryAfter`: whether Retry-After comes with it always or only sometimes.
  */
 const ERRORS: Record<ErrorStatus, { description: string; limited: boolean; retryAfter?: "always" | "sometimes" }> = {
-  400: { description: "The body is not JSON, or the body or a query parameter does not have the expected shape; `errors` names each field.", limited: true },
+  400: {
+    description: "The body is not JSON, or the body, a query parameter or the Idempotency-Key header does not have the expected shape; `errors` names each field.",
+    limited: true,
+  },
   401: { description: "The X-API-KEY header is missing, or the key is unknown or disabled.", limited: false },
   403: {
     description: "The key's scopes do not allow this request; or this client address is locked out after repeated failed authentications, then with Retry-After, whatever the key.",
@@ -51,10 +61,16 @@ const ERRORS: Record<ErrorStatus, { description: string; limited: boolean; retry
   },
   404: { description: "A resource the path names does not exist (ids of another organization do not exist either).", limited: true },
   406: { description: "The Accept header excludes application/json.", limited: false },
-  409: { description: "The name is taken, or the resource changed while the request was being served; try again.", limited: true },
+  409: {
+    description: "The name is taken, or the resource changed while the request was being served (try again); or a request with the same Idempotency-Key is still being answered, or was made but its answer was lost (`detail` says which).",
+    limited: true,
+  },
   413: { description: "The body is over 1 MiB, or a message's data is over the configured limit.", limited: true },
   415: { description: "The body is not application/json.", limited: false },
-  422: { description: "Well-formed but refused; `detail` says why and `errors` names each field where it can.", limited: true },
+  422: {
+    description: "Well-formed but refused; `detail` says why and `errors` names each field where it can. Also: the Idempotency-Key was used in the last 24 hours for another request (method, path, body or API key).",
+    limited: true,
+  },
   423: { description: "The organization's owner key cannot be disabled, re-scoped or deleted.", limited: true },
   429: { description: "This API key's rate limit is exhausted for the current minute.", limited: true, retryAfter: "always" },
   500: { description: "An unexpected error; `detail` carries a request id to quote.", limited: true },
@@ -106,10 +122,11 @@ function plainNumbers(node: unknown): unknown {
 /** A parameter whose schema is more than a bare string can be refused (400). */
 const refusable = (schema: Json = {}) => schema.type !== "string" || Object.keys(schema).some((key) => key !== "type" && key !== "description");
 
-/** The errors an operation can answer by its shape alone: every request, keyed requests, bodies, parameters. */
-function derivedErrors(op: Json, keyed: boolean): ErrorStatus[] {
+/** The errors an operation can answer by its shape alone: every request, keyed requests, writes, bodies, parameters. */
+function derivedErrors(op: Json, keyed: boolean, idempotent: boolean): ErrorStatus[] {
   const statuses: ErrorStatus[] = [406, 500, 503];
   if (keyed) statuses.push(401, 403, 429);
+  if (idempotent) statuses.push(400, 409, 422);
   if (op.requestBody) statuses.push(400, 413, 415);
   const parameters: Json[] = op.parameters ?? [];
   if (parameters.some((p) => p.in === "path")) statuses.push(404);
@@ -119,7 +136,7 @@ function derivedErrors(op: Json, keyed: boolean): ErrorStatus[] {
 
 type Route = { method: string; path: string; hooks?: Json };
 
-function completeResponses(op: Json, route: Route, keyed: boolean): Json {
+function completeResponses(op: Json, route: Route, keyed: boolean, idempotent: boolean): Json {
   const declared: Json = route.hooks?.detail?.responses ?? {};
   const generated: Json = op.responses ?? {};
   const success: Json = {};
@@ -127,6 +144,7 @@ function completeResponses(op: Json, route: Route, keyed: boolean): Json {
     if (Number(status) >= 400) continue;
     const headers: Json = {};
     if (keyed) for (const name of RATE_LIMIT) headers[name] = ref("headers", name);
+    if (idempotent) headers["Idempotent-Replayed"] = ref("headers", "Idempotent-Replayed");
     if ((op.parameters ?? []).some((p: Json) => p.in === "query" && p.name === "per_page")) {
       headers.Link = ref("headers", "Link");
       headers["X-Total-Count"] = ref("headers", "X-Total-Count");
@@ -137,7 +155,7 @@ function completeResponses(op: Json, route: Route, keyed: boolean): Json {
   // An error status with a response model of the route's own (a body that is not the shared error) keeps it,
   // with the headers of its status (GET /readyz: its own 503 body, with Retry-After).
   const ownErrors = [...Object.keys(declared), ...Object.keys(generated)].map(Number).filter((s) => s >= 400);
-  const errors = [...new Set<number>([...derivedErrors(op, keyed), ...ownErrors])].sort((a, b) => a - b);
+  const errors = [...new Set<number>([...derivedErrors(op, keyed, idempotent), ...ownErrors])].sort((a, b) => a - b);
   const own = (status: number): Json => {
     const headers = status in ERRORS && !generated[status].$ref ? errorHeaders(status as ErrorStatus, keyed) : {};
     return Object.keys(headers).length ? { ...generated[status], headers } : generated[status];
@@ -148,16 +166,28 @@ function completeResponses(op: Json, route: Route, keyed: boolean): Json {
 /** SPEC: every endpoint takes `pretty`; the app honours it for every route, declared in its query model or not. */
 const PRETTY = { name: "pretty", in: "query", required: false, schema: { type: "string", description: "indent the JSON response: `true`, `1` or empty" } };
 
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Makes a retry safe: within 24 hours, the same request (method, path, JSON body, API key) with the same key gets the first answer again, with `Idempotent-Replayed: true`, and changes nothing. Errors are not kept.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+};
+
 function completeOperation(op: Json, route: Route, keyed: boolean): Json {
   const out: Json = { ...op };
+  const idempotent = keyed && takesIdempotencyKey(route.method);
   const parameters: Json[] = op.parameters ?? [];
-  if (!parameters.some((p) => p.in === "query" && p.name === "pretty")) out.parameters = [...parameters, PRETTY];
+  out.parameters = [...parameters];
+  if (!parameters.some((p) => p.in === "query" && p.name === "pretty")) out.parameters.push(PRETTY);
+  if (idempotent) out.parameters.push(IDEMPOTENCY_KEY);
   if (op.requestBody) {
     const optional = (route.hooks?.parse ?? []).some((p: Json) => typeof p.fn === "function" && p.fn[OPTIONAL_BODY]);
     const { description } = op.requestBody;
     out.requestBody = { ...(description ? { description } : {}), required: !optional, content: { "application/json": op.requestBody.content["application/json"] } };
   }
-  out.responses = completeResponses(op, route, keyed);
+  out.responses = completeResponses(op, route, keyed, idempotent);
   if (!keyed) out.security = route.hooks?.detail?.security ?? [];
   return plainNumbers(out) as Json;
 }

@@ -75,7 +75,16 @@ test("says what a client needs: the key, JSON bodies, optional bodies, integers,
   expect(notReady.headers["Retry-After"]).toMatchObject({ required: true, schema: { type: "integer" } });
   expect(statuses("get", "/v1/queues")).toBe("200 400 401 403 406 429 500 503");
   expect(statuses("post", "/v1/queues/{queue_id}/messages")).toBe("200 400 401 403 404 406 409 413 415 422 429 500 503");
-  expect(statuses("delete", "/v1/api_keys/{api_key_id}")).toBe("200 401 403 404 406 423 429 500 503");
+  expect(statuses("delete", "/v1/api_keys/{api_key_id}")).toBe("200 400 401 403 404 406 409 422 423 429 500 503");
+  // Writes under /v1 take an Idempotency-Key; their successes may be replays.
+  for (const [method, path] of ENDPOINTS) {
+    const write = method !== "get" && path.startsWith("/v1/");
+    const names = (op(method, path).parameters ?? []).filter((p: Json) => p.in === "header").map((p: Json) => p.name);
+    expect([method, path, names]).toEqual([method, path, write ? ["Idempotency-Key"] : []]);
+    const success = Object.entries(op(method, path).responses as Json).filter(([status]) => Number(status) < 300);
+    for (const [, response] of success) expect([method, path, "Idempotent-Replayed" in (response.headers ?? {})]).toEqual([method, path, write]);
+    if (write) expect(Object.keys(op(method, path).responses)).toEqual(expect.arrayContaining(["400", "409", "422"]));
+  }
   expect(op("delete", "/v1/queues/{queue_id}").responses["200"].content).toBeUndefined();
 });
 
@@ -99,7 +108,7 @@ function closed(schema: unknown): any {
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 const problemsOf = (schema: unknown, value: unknown) => (ajv.validate(closed(schema) as object, value) ? [] : ajv.errorsText(ajv.errors).split(", "));
-const WATCHED = ["link", "x-total-count", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", "allow"];
+const WATCHED = ["link", "x-total-count", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after", "allow", "idempotent-replayed"];
 
 /** What is wrong with `reply` as an answer of the operation `method template`, by the document. */
 function mismatches(reply: Reply, method: string, template: string): string[] {
@@ -164,6 +173,17 @@ for (const proto of PROTOS) {
       const plain = expectDocumented(await call("POST", "/v1/queues", { body: { name: name() } }), 200, "POST", "/v1/queues").body.queue.id;
       expectDocumented(await call("POST", `/v1/queues/${plain}/messages`), 200, "POST", "/v1/queues/{queue_id}/messages");
       expectDocumented(await call("GET", "/v1/events?limit=5"), 200, "GET", "/v1/events");
+    });
+
+    test("idempotency keys: the replay with its header, a bad key (400), a key reused for another request (422)", async () => {
+      const q = (await call("POST", "/v1/queues", { body: { name: name() } })).body.queue.id;
+      const template = "/v1/queues/{queue_id}/messages";
+      const headers = { "idempotency-key": name() };
+      expectDocumented(await call("POST", `/v1/queues/${q}/messages`, { body: { data: 1 }, headers }), 200, "POST", template);
+      const replay = expectDocumented(await call("POST", `/v1/queues/${q}/messages`, { body: { data: 1 }, headers }), 200, "POST", template);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expectDocumented(await call("POST", `/v1/queues/${q}/messages`, { body: { data: 2 }, headers }), 422, "POST", template);
+      expectDocumented(await call("POST", `/v1/queues/${q}/messages`, { body: { data: 1 }, headers: { "idempotency-key": "x".repeat(256) } }), 400, "POST", template);
     });
 
     test("errors: 400 (body and query), 401, 404, 405, 406, 409, 415, 422, 423", async () => {

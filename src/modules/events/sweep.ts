@@ -1,12 +1,14 @@
 /**
- * Events older than 24 hours are not kept (SPEC 8.1): a timer deletes them. Listing already hides them, so the
- * sweep only bounds the table; the store deletes in small batches so a large backlog never stalls writers.
+ * Events older than 24 hours are not kept (SPEC 8.1), nor are Idempotency-Key records (PRODUCT §10): a timer
+ * deletes both. Reads already ignore them, so the sweep only bounds the tables; the store deletes in small
+ * batches so a large backlog never stalls writers.
  */
 import type { Store } from "../../store/index.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { EVENT_RETENTION_MS } from "./service.ts";
 import { StorageUnavailable } from "../../lib/errors.ts";
+import { IDEMPOTENCY_WINDOW_MS } from "../../http/idempotency.ts";
 
 export const SWEEP_EVERY_MS = 60_000;
 
@@ -25,6 +27,13 @@ export function startEventSweep(store: Store, clock: Clock, log: Logger, everyMs
       // A failed sweep only delays cleanup (listing filters by age anyway); the next tick tries again. A database
       // that cannot be written is logged by the store, once.
       if (!(e instanceof StorageUnavailable)) log.error("sweeping usage events failed", { error: String(e) });
+    }
+    try {
+      const deleted = await store.idempotency.sweep(clock.now() - IDEMPOTENCY_WINDOW_MS);
+      if (deleted) log.info("swept expired idempotency keys", { deleted });
+    } catch (e) {
+      // As above: lookups ignore expired keys.
+      if (!(e instanceof StorageUnavailable)) log.error("sweeping idempotency keys failed", { error: String(e) });
     }
   };
   void sweep();

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { compileSchema, freshBudget, type Check } from "./data-checkers.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../lib/json-depth.ts";
-import { isRecord } from "./json-values.ts";
+import { canonicalJson } from "../../lib/canonical-json.ts";
 
 export { checkSchema, MAX_SCHEMA_DEPTH } from "./schema-checks.ts";
 
@@ -25,24 +25,6 @@ export type Directive =
   | { type: "number"; min?: number | null; max?: number | null; required?: boolean };
 
 export type DataCheck = { ok: true; value: unknown } | { ok: false; errors: FieldError[] };
-
-/**
- * Keys sorted by UTF-16 code units at every level, no whitespace. Written out by hand because
- * JSON.stringify always emits integer-like keys ("2", "10") first, whatever order they were inserted in.
- */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) {
-    return "[" + value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",") + "]";
-  }
-  if (isRecord(value)) {
-    const members = Object.keys(value)
-      .filter((key) => value[key] !== undefined)
-      .sort()
-      .map((key) => JSON.stringify(key) + ":" + canonicalJson(value[key]));
-    return "{" + members.join(",") + "}";
-  }
-  return JSON.stringify(value) ?? "null";
-}
 
 /** The queue's `schema_id`: equal schemas get equal ids whatever their key order (PRODUCT §5). */
 export function schemaId(schema: QueueMessageSchema): string {

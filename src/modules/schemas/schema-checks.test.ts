@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { canonicalJson, checkSchema, MAX_SCHEMA_DEPTH, schemaId } from "./message-schema.ts";
+import { checkSchema, MAX_SCHEMA_DEPTH, schemaId } from "./message-schema.ts";
+import { canonicalJson } from "../../lib/canonical-json.ts";
 
 const paths = (schema: unknown) => checkSchema(schema).map((error) => error.path);
 

@@ -4,8 +4,6 @@
  * together, so a retry after a crash between the commit and the answer finds the key. The answer is stored once
  * it is rendered (`complete`).
  */
-import { and, eq, gte } from "drizzle-orm";
-import { idempotencyKeys } from "./schema.ts";
 import type { Conn, Tx } from "./shared.ts";
 import type { Actor, IdempotencyStore } from "../index.ts";
 
@@ -26,25 +24,30 @@ export function claimKey(tx: Tx, orgId: string, actor: Actor | null, now: number
 export function idempotencyStore({ db, write }: Conn): IdempotencyStore {
   return {
     async find(orgId, keyHash, since) {
-      const row = db.select().from(idempotencyKeys)
-        .where(and(eq(idempotencyKeys.keyHash, keyHash), eq(idempotencyKeys.orgId, orgId), gte(idempotencyKeys.createdAt, since)))
-        .get();
+      // Once per request that carries a key: bun:sqlite's statement cache rather than a query built each time.
+      const row = db.$client
+        .query("SELECT fingerprint, status, response, created_at AS createdAt FROM idempotency_keys WHERE key_hash = ? AND org_id = ? AND created_at >= ?")
+        .get(keyHash, orgId, since) as { fingerprint: string; status: number | null; response: Uint8Array | null; createdAt: number } | null;
       if (!row) return null;
-      const response = row.status !== null && row.response !== null ? { status: row.status, body: new Uint8Array(row.response as Uint8Array) } : null;
+      const response = row.status !== null && row.response !== null ? { status: row.status, body: new Uint8Array(row.response) } : null;
       return { fingerprint: row.fingerprint, response, createdAt: row.createdAt };
     },
     async complete(orgId, claim, response, now) {
+      const body = Buffer.from(response.body);
       await write((tx) => {
-        if (!claim.claimed) {
-          tx.insert(idempotencyKeys)
-            .values({ keyHash: claim.keyHash, orgId, fingerprint: claim.fingerprint, status: response.status, response: Buffer.from(response.body), createdAt: now })
-            .onConflictDoUpdate({ target: idempotencyKeys.keyHash, set: { orgId, fingerprint: claim.fingerprint, status: response.status, response: Buffer.from(response.body), createdAt: now } })
-            .run();
-          claim.claimed = true;
-          return;
+        // A claimed record keeps its time; one whose claiming write rolled back (or none was made) is recorded now.
+        if (claim.claimed) {
+          const { changes } = tx.$client
+            .query("UPDATE idempotency_keys SET status = ?, response = ? WHERE key_hash = ? AND org_id = ? AND fingerprint = ?")
+            .run(response.status, body, claim.keyHash, orgId, claim.fingerprint);
+          if (changes > 0) return;
         }
-        tx.update(idempotencyKeys).set({ status: response.status, response: Buffer.from(response.body) })
-          .where(and(eq(idempotencyKeys.keyHash, claim.keyHash), eq(idempotencyKeys.orgId, orgId))).run();
+        tx.$client
+          .query(`INSERT INTO idempotency_keys (key_hash, org_id, fingerprint, status, response, created_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (key_hash) DO UPDATE SET org_id = excluded.org_id, fingerprint = excluded.fingerprint, status = excluded.status,
+              response = excluded.response, created_at = excluded.created_at`)
+          .run(claim.keyHash, orgId, claim.fingerprint, response.status, body, now);
+        claim.claimed = true;
       });
     },
     async sweep(before) {

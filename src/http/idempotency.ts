@@ -1,0 +1,152 @@
+/**
+ * Idempotency keys (PRODUCT §10). A write under /v1 (POST, and PUT and DELETE alike) that carries
+ * `Idempotency-Key` is answered here, in front of the hot routes and the app:
+ *
+ *   negotiate (406, 413, 415) → read and bound the body → the gate (403, 401, 429) → the header (400) →
+ *   its record, under the organization, made in the last 24 hours:
+ *     another fingerprint → 422; an answer → that answer again, with `Idempotent-Replayed: true`;
+ *     no answer (the change committed, then the process stopped before answering) → 409;
+ *   a request with the key still being answered in this process → 409;
+ *   otherwise the request runs with the key claimed by its actor: its write records the key in the write's own
+ *   transaction (store/index.ts IdempotencyClaim), and a 2xx answer is stored once rendered. An error is not
+ *   kept: its write, if any, rolled back with the key, so the next request with the key runs anew.
+ *
+ * The fingerprint is the calling API key, the method, the path without its query and the body's canonical JSON,
+ * so formatting and key order do not matter, and another API key of the organization cannot be handed an answer
+ * (the secret of a new API key) that its own scopes might refuse. A replay passes the lockout and the rate
+ * limit like any request: it is one, and it costs a read. The store holds the key only as a hash, and the answer
+ * sealed (AES-256-GCM) under a key derived from the Idempotency-Key, which only the client knows.
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import type { Deps } from "./context.ts";
+import type { Admitted, Gate } from "./auth.ts";
+import type { IdempotencyClaim } from "../store/index.ts";
+import { canonicalJson } from "../lib/canonical-json.ts";
+import { errorResponse, failureResponse } from "./errors.ts";
+import { negotiate } from "./negotiation.ts";
+import { readBody } from "./body.ts";
+import { splitUrl } from "./request-url.ts";
+import { withHeaders } from "./hot.ts";
+
+/** How long a key is remembered; older records are ignored, and swept (modules/events/sweep.ts). */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_HEADER = "idempotency-key";
+const REPLAYED_HEADER = "idempotent-replayed";
+
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+/** Whether requests of `method` take the header (writes, which a client may retry); the OpenAPI document asks too. */
+export const takesIdempotencyKey = (method: string) => method === "POST" || method === "PUT" || method === "DELETE" || method === "PATCH";
+const JSON_TYPE = { "content-type": "application/json" };
+
+type Run = (request: Request) => Response | Promise<Response>;
+type Answer = { status: number; body: Uint8Array };
+
+const hashOf = (label: string, orgId: string, key: string) => createHash("sha256").update(`fanout ${label}\n${orgId}\n${key}`).digest();
+
+/** The answer sealed under `secret`; the record's key hash and the status are bound to it (additional data). */
+function seal(secret: Buffer, keyHash: string, answer: Answer): Uint8Array {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", secret, iv).setAAD(Buffer.from(`${keyHash}\n${answer.status}`));
+  const sealed = Buffer.concat([cipher.update(answer.body), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]);
+}
+
+function unseal(secret: Buffer, keyHash: string, stored: Answer): Uint8Array {
+  const data = Buffer.from(stored.body);
+  const decipher = createDecipheriv("aes-256-gcm", secret, data.subarray(0, 12)).setAAD(Buffer.from(`${keyHash}\n${stored.status}`));
+  decipher.setAuthTag(data.subarray(12, 28));
+  return Buffer.concat([decipher.update(data.subarray(28)), decipher.final()]);
+}
+
+/** The body's canonical JSON ("" for none), or null when it is not JSON (the route answers its 400). */
+function canonicalBody(text: string): string | null {
+  if (text === "") return "";
+  try {
+    return canonicalJson(JSON.parse(text));
+  } catch {
+    return null; // not JSON: the request runs without a key, and its route refuses it
+  }
+}
+
+const refusals = {
+  badKey: () => errorResponse(400, "The Idempotency-Key header must be 1 to 255 printable ASCII characters."),
+  otherRequest: () =>
+    errorResponse(422, "This Idempotency-Key was used in the last 24 hours for another request (another method, path, body or API key)."),
+  inFlight: () => errorResponse(409, "A request with this Idempotency-Key is still being answered; try again once it is."),
+  lostAnswer: () =>
+    errorResponse(409, "The first request with this Idempotency-Key was committed, but its answer was lost (the service stopped before answering); it is not made again."),
+};
+
+/**
+ * Returns the handler: a response (or its promise) for a write under /v1 that carries the header, undefined
+ * for every other request, at the cost of a method test and a header lookup. `run` answers a request whose body
+ * was read and whose key was admitted (`Gate.admitted`); `open` lists the paths under /v1 served without a key.
+ */
+export function idempotentRequests(deps: Deps, gate: Gate, run: Run, open: ReadonlySet<string>) {
+  const answering = new Set<string>();
+
+  async function serve(request: Request, key: string): Promise<Response> {
+    const refused = negotiate(request);
+    if (refused) return refused;
+    let headers: Record<string, string> = {};
+    try {
+      const read = await readBody(request, deps.copyRequest);
+      if (read instanceof Response) return read;
+      const now = deps.clock.now();
+      const admitted = await gate.admit(read.request, () => deps.peerAddress?.(request) ?? null, now);
+      headers = admitted.headers;
+      if (!VALID_KEY.test(key)) return withHeaders(refusals.badKey(), headers);
+      const body = canonicalBody(read.text);
+      if (body === null) {
+        gate.admitted(read.request, admitted);
+        return await run(read.request);
+      }
+      const { orgId } = admitted.auth;
+      const keyHash = hashOf("idempotency key", orgId, key).toString("hex");
+      const fingerprint = createHash("sha256")
+        .update(`${admitted.auth.key.id}\n${request.method}\n${splitUrl(request.url).path}\n${body}`)
+        .digest("hex");
+      if (answering.has(keyHash)) return withHeaders(refusals.inFlight(), headers);
+      answering.add(keyHash);
+      try {
+        return await once(read.request, admitted, { keyHash, fingerprint, claimed: false }, hashOf("idempotent answer", orgId, key), now);
+      } finally {
+        answering.delete(keyHash);
+      }
+    } catch (error) {
+      return withHeaders(failureResponse({ error, request }, deps.log), headers);
+    }
+  }
+
+  /** The recorded answer, a refusal, or the request run with its key claimed (and its 2xx answer stored). */
+  async function once(request: Request, admitted: Admitted, claim: IdempotencyClaim, secret: Buffer, now: number): Promise<Response> {
+    const { orgId } = admitted.auth;
+    const record = await deps.store.idempotency.find(orgId, claim.keyHash, now - IDEMPOTENCY_WINDOW_MS);
+    if (record && record.fingerprint !== claim.fingerprint) return withHeaders(refusals.otherRequest(), admitted.headers);
+    if (record?.response) {
+      const body = unseal(secret, claim.keyHash, record.response);
+      return new Response(body, { status: record.response.status, headers: { ...admitted.headers, ...JSON_TYPE, [REPLAYED_HEADER]: "true" } });
+    }
+    if (record) return withHeaders(refusals.lostAnswer(), admitted.headers);
+    const auth = { ...admitted.auth, actor: { ...admitted.auth.actor, idempotency: claim } };
+    gate.admitted(request, { auth, headers: admitted.headers });
+    const response = await run(request);
+    if (response.status < 200 || response.status >= 300) return response;
+    const answer = { status: response.status, body: new Uint8Array(await response.arrayBuffer()) };
+    try {
+      await deps.store.idempotency.complete(orgId, claim, { status: answer.status, body: seal(secret, claim.keyHash, answer) }, deps.clock.now());
+    } catch (error) {
+      // The change is made and its answer due: a retry finds the key without an answer (409), never a second change.
+      deps.log.error("storing the answer of an idempotent request failed", { error: String(error) });
+    }
+    return new Response(answer.body, { status: answer.status, headers: response.headers });
+  }
+
+  return (request: Request): Promise<Response> | undefined => {
+    if (!takesIdempotencyKey(request.method) || !request.headers.has(IDEMPOTENCY_HEADER)) return undefined;
+    const key = request.headers.get(IDEMPOTENCY_HEADER)!;
+    const path = splitUrl(request.url).path;
+    if (!(path === "/v1" || path.startsWith("/v1/")) || open.has(path)) return undefined;
+    return serve(request, key);
+  };
+}
