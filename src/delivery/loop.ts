@@ -3,13 +3,10 @@
 // A step writes the results gathered so far and claims due deliveries, in one transaction (completeAndClaim).
 // Claimed rows are held in memory until settled, never more than the global cap in all. Each listener holds
 // up to four times its cap (READY_PER_CAP): the rows past the requests in flight wait in the listener's ready
-// list, and one is sent the moment one of its requests ends, without waiting for a step. The step (which waits
-// for the write lock the API thread's publishes also take, 1.2-1.7 ms under load) only has to top the list up. Before,
-// a freed slot stayed empty until the next step's claim committed (one listener at 3,400 publishes/s: p99 delay
-// 25-67 ms then, 12-42 ms with a list of once the cap, three alternating pairs).
-// A ready row is sent within READY_PER_CAP delivery timeouts of its claim (each round of requests before it
-// ends within one), so a lease covers that, its own timeout and a margin. Rows of down listeners come back
-// flagged and are held at once.
+// list, and one is sent the moment one of its requests ends, without waiting for a step, which waits for the
+// write lock the publishes also take. A ready row is sent within READY_PER_CAP delivery timeouts of its claim
+// (each round of requests before it ends within one), so a lease covers that, its own timeout and a margin.
+// Rows of down or paused listeners come back flagged and are held at once.
 //
 // Steps start on a nudge (a publish), when results arrive (slots freed), at the earliest next_attempt_at the
 // claim reported, and on a short poll as the safety net (a nudge is lost across a restart; a retry may come
@@ -20,9 +17,7 @@
 // so work that can wait is batched: a result whose slot was refilled from the ready list, and a nudge while
 // requests are in flight, ask for a step within BATCH_MS of the last one (`soon`). A slot left empty, an idle
 // worker's nudge and a due time step at once (`wake`), so a quiet service sends without delay and a ready list
-// that runs dry is topped up at once. Under ingest with one listener this cut the worker's CPU per delivery,
-// and lifted ingest 0.505 -> 0.541 of the baseline and the drain of 50,000 deliveries 20.4k -> 24.1k/s; 10 ms
-// batches gained little more on ingest and lost fan-out rate and p99 delay (see the README's Performance).
+// that runs dry is topped up at once (docs/performance.md has the figures behind both).
 //
 // While the database cannot be written (`paused`, store/outage.ts) the loop claims nothing and skips housekeeping;
 // claimed rows are still sent, and their results wait in memory (a failed write puts them back) for `resume`,
@@ -44,9 +39,8 @@ const MAX_BATCH = 256;
 export const BATCH_MS = 5;
 /**
  * How many times its cap a listener may hold in its ready list, besides the requests in flight. The list must
- * outlast a step that waits for the write lock, a checkpoint or a collection: with one listener at 3,500
- * publishes/s, 3 kept the p99 delay at 21-207 ms where 1 (the cap once) let it reach 92-861 ms (four
- * alternating pairs), and 14 against 11-37 ms at 3,200/s (three pairs); 7 was no better than 3.
+ * outlast a step that waits for the write lock, a checkpoint or a collection; 1 let the publish-to-received tail
+ * grow several times over, and more than 3 gained nothing.
  */
 const READY_PER_CAP = 3;
 

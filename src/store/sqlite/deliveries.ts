@@ -231,10 +231,9 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     const { settled, token, ids, more } = items.length || typeof choose === "function" || choose.length
       ? await write(() => tx.completeAndLease(items, choose, req.leaseMs, req.owner, now))
       : { settled: [], token: null, ids: [], more: false };
-    // The details (URL, secrets, the message's data) are read after the commit, which holds the write lock the
-    // publishes wait for only as long as the leasing takes: ingest with one listener 6.9-8.9k against
-    // 6.7-7.7k msg/s (six alternated probe pairs, all six higher). The lease token keeps the rows this
-    // worker's meanwhile; a row deleted in between (its message, listener or queue) is simply not returned.
+    // The details (URL, secrets, the message's data) are read after the commit, so the write lock the publishes
+    // wait for is held only as long as the leasing takes. The lease token keeps the rows this worker's
+    // meanwhile; a row deleted in between (its message, listener or queue) is simply not returned.
     const claimed = token ? leasedDetails(s, ids, token, now) : [];
     // Another read after the commit; skipped when the caller will step again anyway. Messages left past the
     // fan-out slice are due now.

@@ -8,13 +8,12 @@
  *   is rolled back alone and its caller gets the error; the others commit.
  * - A `checked` unit runs without one: it makes all its checks before its first write, so an AppError from it
  *   means it wrote nothing. Any other error (SQLite's own) may come after a write, and then the whole batch is
- *   rolled back and every caller in it gets the error, as when COMMIT fails. A publish is such a unit: the
- *   savepoint cost it 1.3 µs of about 17 in SQLite (in-process, batches of 48), since SQLite copies every page
- *   a unit changes first into the savepoint's journal, and consecutive publishes change the same few pages.
+ *   rolled back and every caller in it gets the error, as when COMMIT fails. A publish is such a unit: SQLite
+ *   copies every page a unit changes into the savepoint's journal first, and consecutive publishes change the
+ *   same few pages.
  * - A unit that may change many rows (a delete that cascades) runs `alone`: in a transaction of its own, without
- *   a SAVEPOINT. SQLite keeps the original of every page a savepoint changes, in memory here (temp_store, db.ts):
- *   deleting a listener with 150k deliveries raised the peak RSS by 17 MB inside a savepoint and by 5.6 MB
- *   without (measured), and the savepoint's share stayed in the process afterwards.
+ *   a SAVEPOINT. SQLite keeps the original of every page a savepoint changes, in memory here (temp_store, db.ts),
+ *   so a large delete inside one raised the peak memory by tens of megabytes, which the process kept.
  * - The write lock is taken without blocking the event loop. bun:sqlite's busy handler sleeps on the calling
  *   thread, which on the main thread freezes every request while the delivery worker holds the lock. So BEGIN
  *   IMMEDIATE is tried with busy_timeout 0, and a busy database is retried while more writes join the batch:
