@@ -189,7 +189,7 @@ function fishScript(): string {
     lines.push(`complete -c fanout ${names}${takes}${choices} -d ${quote(flag.about)}`);
   }
   return `# fanout completion for fish:  fanout completion fish > ~/.config/fish/completions/fanout.fish
-# (or for this session:  fanout completion fish | source)
+# (or for the current shell only:  fanout completion fish | source)
 complete -c fanout -f
 ${lines.join("\n")}
 `;

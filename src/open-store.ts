@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import type { Config } from "./config.ts";
 import type { Logger } from "./lib/log.ts";
+import type { LogEvents } from "./lib/log-events.ts";
 import type { Store } from "./store/index.ts";
 import type { DeliveryOptions } from "./delivery/supervisor.ts";
 import { openSqliteStore } from "./store/sqlite/index.ts";
@@ -28,9 +29,10 @@ export type ServedStore = {
   close(): Promise<void>;
 };
 
-export async function openServedStore(config: Config, log: Logger): Promise<ServedStore> {
+/** `events` gets the storage errors of the store's writes, once per cause, and their recovery (store/outage.ts). */
+export async function openServedStore(config: Config, log: Logger, events: LogEvents): Promise<ServedStore> {
   if (isPostgresUrl(config.db)) {
-    const store = await openPostgresStore(config.db, { pool: apiPool(config.dbPool), role: "api" });
+    const store = await openPostgresStore(config.db, { pool: apiPool(config.dbPool), role: "api", events });
     return {
       store,
       location: describeTarget(store.target),
@@ -44,7 +46,7 @@ export async function openServedStore(config: Config, log: Logger): Promise<Serv
   const memory = config.db === ":memory:";
   // Before the store opens: a second server must not migrate, checkpoint or deliver from the file.
   const lock = memory ? null : lockServer(config.db, systemClock.now());
-  const store = openSqliteStore(config.db, { durability: config.durability, log, checkpoints: "thread" });
+  const store = openSqliteStore(config.db, { durability: config.durability, log, events, checkpoints: "thread" });
   // No other process delivers from the file while the lock is held: every lease found belongs to a dead one.
   // (On PostgreSQL other instances hold leases of their own; those of a dead one expire and are rescued.)
   const released = await store.deliveries.releaseAll(systemClock.now());

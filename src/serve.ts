@@ -23,13 +23,13 @@ export async function runServe(config: Config): Promise<number> {
   const log = consoleLogger({ format: config.logFormat });
   const events = new LogEvents(log);
   warnOnLowFileLimit(log);
-  const served = await openServedStore(config, log);
+  const served = await openServedStore(config, log, events);
   const { store, location, description, tls: keep, delivery: reach } = served;
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, keep.dbPath, keep.temporary);
   const metrics = new Metrics(store, systemClock, VERSION);
   const observer = { batch: metrics.deliveries.add.bind(metrics.deliveries), restarted: () => metrics.workerRestarted() };
-  const delivery = startDelivery({ ...reach, config, log, version: VERSION, observer });
+  const delivery = startDelivery({ ...reach, config, log, version: VERSION, observer, events });
   const stopSweep = startEventSweep(store, systemClock, log);
   let stopping = false;
   // Only the request Bun handed in knows its socket; copies made on the way (version prefix, a checked body) map to it.

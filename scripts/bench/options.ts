@@ -38,8 +38,8 @@ export const ROOT = join(import.meta.dir, "..", "..");
 const FULL = {
   deadlineMs: 20 * 60_000,
   startups: 5,
-  // Five, not three: single rounds spread by ±10 % on this machine, and the median of three still read under
-  // 0.5 in one run of three where the other two read 0.55 and 0.56 (2026-11-24).
+  // Five, not three: single rounds spread by ±10 % on a shared machine, and a median of three still moved with
+  // one noisy round.
   ingestRounds: 5,
   pairRounds: 3,
   pairSeconds: 5,

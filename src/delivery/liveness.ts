@@ -35,8 +35,10 @@ export type ProberDeps = {
   request: Pick<SendRequest, "policy" | "pool" | "resolve" | "insecureTls">;
   /** A line for each change of a listener's state (log-events.ts), never one per probe. */
   events: LogEvents;
-  /** A probe failed in a way the worker cannot recover from (the store). */
+  /** A probe's write failed (the store): the worker pauses on a storage error, ends on any other. */
   fail: (error: unknown) => void;
+  /** True while the database cannot be written: no probe starts, since its outcome could not be recorded. */
+  paused?: () => boolean;
 };
 
 /** Runs due probes; `tick` is called by the worker's timer. */
@@ -47,7 +49,7 @@ export class Prober {
   constructor(private readonly deps: ProberDeps) {}
 
   async tick(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || this.deps.paused?.()) return;
     const free = this.deps.concurrency - this.inFlight;
     if (free <= 0) return;
     const now = this.deps.now();

@@ -8,6 +8,9 @@ import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import { DeliveryLoop, type LoopOptions } from "./loop.ts";
 import { makeTargetPolicy, type SendRequest, type SendResult } from "./egress.ts";
 import type { Prober } from "./liveness.ts";
+import { openDatabase } from "../store/sqlite/db.ts";
+import { deliveryStore } from "../store/sqlite/deliveries.ts";
+import { StorageUnavailable } from "../lib/errors.ts";
 
 const actor = { keyId: "k", keyName: "k" };
 type Pending = { request: SendRequest; answer: (status: number | null) => void };
@@ -231,4 +234,47 @@ test("the housekeeping (lease rescue) runs only while the worker leads it", asyn
   await until(() => inFlight.length === 1);
   inFlight[0]!.answer(200);
   await until(async () => (await states(m.id))[0] === "acknowledged");
+});
+
+test("while the database cannot be written, results wait in memory and nothing is claimed; resumed, they are settled", async () => {
+  await listener("a");
+  const first = await publish();
+  // The worker's own connection, refusing writes while query_only is on (SQLITE_READONLY: a storage error).
+  const db = openDatabase(store.path, "normal");
+  let paused = false;
+  const refused: unknown[] = [];
+  const l = loop({
+    store: deliveryStore(db),
+    paused: () => paused,
+    fail: (e) => {
+      if (!(e instanceof StorageUnavailable)) throw e;
+      paused = true;
+      refused.push(e);
+    },
+  });
+  try {
+    l.start();
+    await until(() => inFlight.length === 1);
+    db.run("PRAGMA query_only = 1");
+    inFlight[0]!.answer(200);
+    await until(() => refused.length === 1);
+    const second = await publish();
+    l.nudge();
+    await settle();
+    // The answer is not written, and nothing more is claimed while paused.
+    expect(inFlight.length).toBe(0);
+    expect(await states(first.id)).toEqual(["sending"]);
+    expect(await states(second.id)).toEqual(["pending"]);
+    db.run("PRAGMA query_only = 0");
+    paused = false;
+    l.resume();
+    await until(async () => (await states(first.id))[0] === "acknowledged");
+    await until(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(second.id));
+    expect(refused.length).toBe(1);
+    expect((await store.messages.attempts(org, queue, first.id)).map((a) => a.statusCode)).toEqual([200]);
+  } finally {
+    loops.splice(loops.indexOf(l), 1);
+    await l.stop(0);
+    db.close();
+  }
 });

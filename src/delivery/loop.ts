@@ -3,13 +3,10 @@
 // A step writes the results gathered so far and claims due deliveries, in one transaction (completeAndClaim).
 // Claimed rows are held in memory until settled, never more than the global cap in all. Each listener holds
 // up to four times its cap (READY_PER_CAP): the rows past the requests in flight wait in the listener's ready
-// list, and one is sent the moment one of its requests ends, without waiting for a step. The step (which waits
-// for the write lock the API thread's publishes also take, 1.2-1.7 ms under load) only has to top the list up. Before,
-// a freed slot stayed empty until the next step's claim committed (one listener at 3,400 publishes/s: p99 delay
-// 25-67 ms then, 12-42 ms with a list of once the cap, three alternating pairs).
-// A ready row is sent within READY_PER_CAP delivery timeouts of its claim (each round of requests before it
-// ends within one), so a lease covers that, its own timeout and a margin. Rows of down listeners come back
-// flagged and are held at once.
+// list, and one is sent the moment one of its requests ends, without waiting for a step, which waits for the
+// write lock the publishes also take. A ready row is sent within READY_PER_CAP delivery timeouts of its claim
+// (each round of requests before it ends within one), so a lease covers that, its own timeout and a margin.
+// Rows of down or paused listeners come back flagged and are held at once.
 //
 // Steps start on a nudge (a publish), when results arrive (slots freed), at the earliest next_attempt_at the
 // claim reported, and on a short poll as the safety net (a nudge is lost across a restart; a retry may come
@@ -20,9 +17,11 @@
 // so work that can wait is batched: a result whose slot was refilled from the ready list, and a nudge while
 // requests are in flight, ask for a step within BATCH_MS of the last one (`soon`). A slot left empty, an idle
 // worker's nudge and a due time step at once (`wake`), so a quiet service sends without delay and a ready list
-// that runs dry is topped up at once. Under ingest with one listener this cut the worker's CPU per delivery,
-// and lifted ingest 0.505 -> 0.541 of the baseline and the drain of 50,000 deliveries 20.4k -> 24.1k/s; 10 ms
-// batches gained little more on ingest and lost fan-out rate and p99 delay (see the README's Performance).
+// that runs dry is topped up at once (docs/performance.md has the figures behind both).
+//
+// While the database cannot be written (`paused`, store/outage.ts) the loop claims nothing and skips housekeeping;
+// claimed rows are still sent, and their results wait in memory (a failed write puts them back) for `resume`,
+// which settles them before housekeeping could rescue their leases (a settle is fenced by token, not by expiry).
 //
 // Stop: no new claims and no new sends; sends in flight get until the drain deadline; their results are
 // written; the rest (unfinished sends, ready rows) are given back (release), so the next start sends them at
@@ -40,9 +39,8 @@ const MAX_BATCH = 256;
 export const BATCH_MS = 5;
 /**
  * How many times its cap a listener may hold in its ready list, besides the requests in flight. The list must
- * outlast a step that waits for the write lock, a checkpoint or a collection: with one listener at 3,500
- * publishes/s, 3 kept the p99 delay at 21-207 ms where 1 (the cap once) let it reach 92-861 ms (four
- * alternating pairs), and 14 against 11-37 ms at 3,200/s (three pairs); 7 was no better than 3.
+ * outlast a step that waits for the write lock, a checkpoint or a collection; 1 let the publish-to-received tail
+ * grow several times over, and more than 3 gained nothing.
  */
 const READY_PER_CAP = 3;
 
@@ -74,8 +72,10 @@ export type LoopOptions = {
    * lock, store/postgres/leader.ts); absent, it always does.
    */
   lead?: () => Promise<boolean>;
-  /** An error the loop cannot continue from: the worker reports it and exits, the supervisor restarts it. */
+  /** A failed write: the worker pauses on a storage error, and on any other exits (the supervisor restarts it). */
   fail: (error: unknown) => void;
+  /** True while the database cannot be written: the loop claims nothing and writes nothing (above). */
+  paused?: () => boolean;
   observer?: LoopObserver;
   pollMs?: number;
   batchMs?: number;
@@ -144,6 +144,11 @@ export class DeliveryLoop {
     }, wait);
   }
 
+  /** The database can be written again: the results kept meanwhile are written now, before any housekeeping. */
+  resume(): void {
+    this.step().catch(this.o.fail);
+  }
+
   /** New messages: an idle worker steps at once; a busy one takes them in its next batch. */
   nudge(): void {
     if (this.inFlight.size === 0) this.wake();
@@ -166,14 +171,16 @@ export class DeliveryLoop {
       await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
       clearTimeout(timer);
     }
-    await this.flush();
+    // A store that cannot be written leaves these rows leased: the next start gives them back (releaseAll).
+    await this.flush().catch(this.o.fail);
     this.closed = true;
     const abandoned = [...this.inFlight.values(), ...[...this.ready.values()].flat()];
     this.ready.clear();
-    if (abandoned.length > 0) await this.o.store.release(abandoned, this.o.now());
+    if (abandoned.length > 0) await this.o.store.release(abandoned, this.o.now()).catch(this.o.fail);
   }
 
   private housekeep(): void {
+    if (this.o.paused?.()) return;
     const now = this.o.now();
     const { store } = this.o;
     const leading = this.o.lead ? this.o.lead() : Promise.resolve(true);
@@ -206,6 +213,7 @@ export class DeliveryLoop {
 
   /** The results gathered so far and the claim for the slots they freed, in one transaction. */
   private async settleAndClaim(): Promise<void> {
+    if (this.o.paused?.()) return;
     const limit = Math.min(this.o.globalCap - this.held, MAX_BATCH);
     if (limit <= 0 || this.stopping) return this.flush();
     const results = this.results;
@@ -218,16 +226,16 @@ export class DeliveryLoop {
     const perListener = this.o.listenerCap * (1 + READY_PER_CAP);
     // With requests in flight another step follows their ends, and it looks for the next due time then.
     const request = { owner: this.o.owner, leaseMs, limit, perListener, busy: this.busy, wantsNextDue: this.inFlight.size === 0 };
-    const { claimed, nextDueAt, settled } = await this.o.store.completeAndClaim(results, request, now).catch((e) => {
-      // Kept for the next step if the worker goes on (a database that is briefly unreachable); written twice, a
-      // result is fenced out the second time.
+    const { claimed, nextDueAt, settled } = await this.o.store.completeAndClaim(results, request, now).catch((error: unknown) => {
+      // Kept for the next step (the database briefly cannot be written or reached); written twice, a result is
+      // fenced out the second time.
       this.results = results.concat(this.results);
-      throw e;
+      throw error;
     });
     this.report(results, settled);
+    for (const c of claimed) if (!c.listener.held) this.take(c);
     const held = claimed.filter((c) => c.listener.held);
     if (held.length > 0) await this.o.store.hold(held, now);
-    for (const c of claimed) if (!c.listener.held) this.take(c);
     // A full batch suggests more is due; freed slots and nudges start further rounds.
     if (claimed.length === limit) this.again = true;
     if (nextDueAt !== null) this.wakeAt(nextDueAt);
@@ -289,7 +297,11 @@ export class DeliveryLoop {
     if (this.results.length === 0) return;
     const batch = this.results;
     this.results = [];
-    this.report(batch, await this.o.store.complete(batch, this.o.now()));
+    const settled = await this.o.store.complete(batch, this.o.now()).catch((error: unknown) => {
+      this.results = batch.concat(this.results);
+      throw error;
+    });
+    this.report(batch, settled);
   }
 
   /** Results the store settled as missed or gone (a fenced-out result changed nothing, so it reports nothing). */

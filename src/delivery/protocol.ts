@@ -13,6 +13,8 @@
 //                           second and only when it counted something; the last one just before `stopped`.
 //                   stopped the worker has released its leases and closed its database; it may be terminated.
 //                   fatal   the worker hit an error it cannot continue from; it exits, the supervisor restarts it.
+//                   storage the database refused the worker's writes for `cause` (it pauses), or, `recovered`,
+//                           a write committed again (it resumes); once each per outage (store/outage.ts).
 //
 // Messages are plain objects of primitives (and the configuration), which Bun's postMessage clones cheaply;
 // the lock signal's SharedArrayBuffer is shared, not copied.
@@ -37,4 +39,5 @@ export type FromWorker =
   | { type: "log"; level: LogLevel; msg: string; fields?: Fields }
   | { type: "metrics"; batch: DeliveryBatch }
   | { type: "stopped" }
-  | { type: "fatal"; error: string };
+  | { type: "fatal"; error: string }
+  | { type: "storage"; cause: string; error?: string; recovered?: true };

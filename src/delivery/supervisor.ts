@@ -23,6 +23,8 @@ export type DeliveryOptions = {
   workerUrl?: string;
   /** Gets the worker's counts (metrics/deliveries.ts) and each restart, for /metrics. */
   observer?: { batch(batch: DeliveryBatch): void; restarted(): void };
+  /** The server's log events, shared with the store so a storage error is one line whoever meets it; else one on `log`. */
+  events?: LogEvents;
 };
 export type DeliveryHandle = { nudge(): void; stop(): Promise<void> };
 
@@ -59,9 +61,11 @@ class Supervisor {
   /** Owners of workers that died; the next worker gives back their leases. */
   private readonly deadOwners: string[] = [];
   private readonly events: LogEvents;
+  /** Causes the current worker reported failing (its outage): forgotten if it dies, so they cannot stay failing. */
+  private readonly storageCauses = new Set<string>();
 
   constructor(private readonly options: DeliveryOptions) {
-    this.events = new LogEvents(options.log);
+    this.events = options.events ?? new LogEvents(options.log);
   }
 
   spawn(): void {
@@ -108,12 +112,25 @@ class Supervisor {
     else if (message.type === "metrics") this.options.observer?.batch(message.batch);
     else if (message.type === "fatal") log.error("delivery worker failed", { worker: this.owner, error: message.error });
     else if (message.type === "stopped") this.settleStop?.();
+    else if (message.type === "storage") this.storage(message.cause, message.recovered ? undefined : message.error ?? "");
+  }
+
+  /** The worker's outage, for the shared storage log line (log-events.ts); `error` undefined: recovered. */
+  private storage(cause: string, error: string | undefined): void {
+    if (error === undefined) {
+      this.storageCauses.delete(cause);
+      this.events.storageRecovered(cause, "delivery");
+    } else {
+      this.storageCauses.add(cause);
+      this.events.storageError(cause, error, "delivery");
+    }
   }
 
   private onClose(w: Worker, code: number): void {
     if (w !== this.worker) return;
     this.worker = null;
     this.deadOwners.push(this.owner);
+    for (const cause of this.storageCauses) this.storage(cause, undefined);
     if (this.stopping) return this.settleStop?.();
     this.failures = Date.now() - this.startedAt > HEALTHY_AFTER_MS ? 1 : this.failures + 1;
     const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** (this.failures - 1));

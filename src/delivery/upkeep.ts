@@ -38,7 +38,10 @@ export type UpkeepOptions = {
   events: Pick<LogEvents, "retentionSwept">;
   /** Whether this worker does the upkeep now: instances sharing a PostgreSQL database take turns (loop.ts). */
   lead?: () => Promise<boolean>;
+  /** A chunk failed: the worker pauses on a storage error, ends on any other. */
   fail: (error: unknown) => void;
+  /** True while the database cannot be written: no sweep or replay starts; the next tick after it tries again. */
+  paused?: () => boolean;
 };
 
 /** A chunk of `size` rows; true while more remains. */
@@ -75,7 +78,7 @@ export class Upkeep {
 
   /** Takes up waiting replays unless it is at them already. */
   private replayIfWaiting(): void {
-    if (this.stopped || this.replaying) return;
+    if (this.stopped || this.replaying || this.o.paused?.()) return;
     this.replaying = this.leading().then((lead) => (lead ? this.paced(async (size) => {
       const { replayed, more } = await this.o.store.replayChunk(size, this.o.now());
       if (replayed > 0) this.o.wake();
@@ -84,7 +87,7 @@ export class Upkeep {
   }
 
   private sweep(): void {
-    if (this.stopped || this.sweeping) return;
+    if (this.stopped || this.sweeping || this.o.paused?.()) return;
     this.sweeping = this.sweepOnce().catch(this.o.fail).finally(() => (this.sweeping = null));
   }
 
@@ -103,7 +106,7 @@ export class Upkeep {
   /** Runs chunks until one reports no more, each sized to hold the write lock about CHUNK_MS, resting between. */
   private async paced(chunk: Chunk): Promise<void> {
     let size = MIN_CHUNK;
-    while (!this.stopped) {
+    while (!this.stopped && !this.o.paused?.()) {
       const started = performance.now();
       if (!(await chunk(size))) return;
       const took = Math.max(0.1, performance.now() - started);

@@ -2,13 +2,17 @@
 // database the main thread has already migrated (a SQLite file, or PostgreSQL), runs the drain loop and the
 // liveness prober, and reports through postMessage only. A build must list this file as a second entry point
 // (scripts/build.ts).
+// When the database cannot be written (or, on PostgreSQL, reached), the worker pauses instead of ending
+// (store/outage.ts): the loop, the prober and the upkeep start no write, a probe write is tried every second, and
+// the first that commits resumes them; results not yet written stay in memory meanwhile, and leases keep other
+// instances off the rows. The outage and its end go to the main thread as `storage` messages, for its one log
+// line per cause.
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "../store/sqlite/db.ts";
 import { LockSignal } from "../store/sqlite/lock-signal.ts";
 import { deliveryStore } from "../store/sqlite/deliveries.ts";
 import { openWorkerStore, type WorkerStore } from "../store/postgres/worker-store.ts";
 import type { DeliveryStore } from "../store/deliveries.ts";
-import { AppError } from "../lib/errors.ts";
 import { makeTargetPolicy, send } from "./egress.ts";
 import { SocketPool } from "./http1/client.ts";
 import { DeliveryLoop, type LoopObserver } from "./loop.ts";
@@ -18,13 +22,12 @@ import { systemClock } from "../lib/clock.ts";
 import type { Fields, Logger } from "../lib/log.ts";
 import { LogEvents } from "../lib/log-events.ts";
 import { DeliveryTally } from "../metrics/deliveries.ts";
+import { Outage } from "../store/outage.ts";
 import type { FromWorker, LogLevel, StartMessage, ToWorker } from "./protocol.ts";
 
 declare var self: Worker;
 
 const PROBE_CONCURRENCY = 64;
-/** At most one line per this long while the database stays unreachable. */
-const UNAVAILABLE_LOG_MS = 30_000;
 /** How often the worker hands its counts to the main thread (a scrape sees deliveries at most this late). */
 const METRICS_EVERY_MS = 1_000;
 let sqlite: Database | undefined;
@@ -33,8 +36,8 @@ let loop: DeliveryLoop | undefined;
 let upkeep: Upkeep | undefined;
 let pool: SocketPool | undefined;
 let failed = false;
-let unavailableLoggedAt = -Infinity;
 let metricsTimer: Timer | undefined;
+let outage: Outage | undefined;
 
 const post = (message: FromWorker) => self.postMessage(message);
 const log = (level: LogLevel, msg: string, fields?: Fields) => post({ type: "log", level, msg, fields });
@@ -62,19 +65,15 @@ const observer: LoopObserver = {
   },
 };
 
-/**
- * Reports, closes what it can, and exits this thread (not the process); the supervisor starts a new worker. A
- * database that is unreachable for now (503 from the PostgreSQL store) is waited out instead: the loop's poll
- * tries again, results not yet written stay in memory, and leases keep others off the rows meanwhile.
- */
-function fail(error: unknown): void {
-  if (!(error instanceof AppError && error.status === 503) || failed) return fatal(error);
-  if (performance.now() - unavailableLoggedAt < UNAVAILABLE_LOG_MS) return;
-  unavailableLoggedAt = performance.now();
-  log("warn", "the database is unavailable; deliveries wait for it", { error: error.message });
+/** A storage error pauses the worker; any other error ends it. */
+function trouble(error: unknown): void {
+  if (!outage?.absorb(error)) fatal(error);
 }
 
-/** A worker that cannot start (or go on) ends; the supervisor starts another after a growing delay. */
+/**
+ * Reports, closes what it can, and exits this thread (not the process); the supervisor starts another after a
+ * growing delay.
+ */
 function fatal(error: unknown): void {
   if (failed) return;
   failed = true;
@@ -105,13 +104,23 @@ async function start(m: StartMessage): Promise<void> {
   pool = new SocketPool(config.listenerConcurrency);
   const request = { policy: makeTargetPolicy(config.allowTargets), pool };
   const now = systemClock.now;
+  outage = new Outage({
+    probe: () => store.checkWritable(now()),
+    report: {
+      failed: (cause, error) => post({ type: "storage", cause, error: String(error) }),
+      recovered: (cause) => post({ type: "storage", cause, recovered: true }),
+    },
+    onRecovered: () => loop?.resume(),
+  });
+  const paused = () => outage?.down ?? false;
   for (const owner of m.releaseOwners) {
-    const released = await store.releaseOwner(owner, now());
+    // Not written (the database cannot be): the dead worker's leases expire, and the loop takes the rows back then.
+    const released = await store.releaseOwner(owner, now()).catch((e: unknown) => (trouble(e), 0));
     if (released > 0) log("info", "gave back the deliveries of a dead delivery worker", { count: released });
   }
   const userAgent = `fanout/${m.version}`;
   const prober = new Prober({
-    store, send, now, intervalMs: config.livenessIntervalMs, concurrency: PROBE_CONCURRENCY, userAgent, request, events, fail,
+    store, send, now, intervalMs: config.livenessIntervalMs, concurrency: PROBE_CONCURRENCY, userAgent, request, events, fail: trouble, paused,
   });
   loop = new DeliveryLoop({
     store,
@@ -124,11 +133,14 @@ async function start(m: StartMessage): Promise<void> {
     attempt: { send, now, version: m.version, scheduleMs: config.retryScheduleMs, request: { ...request, timeoutMs: config.deliveryTimeoutMs } },
     prober,
     lead: postgres?.lead,
-    fail,
+    fail: trouble,
+    paused,
     observer,
   });
   const delivering = loop;
-  upkeep = new Upkeep({ store, now, retentionMs: config.retentionMs, wake: () => delivering.wake(), events, lead: postgres?.lead, fail });
+  upkeep = new Upkeep({
+    store, now, retentionMs: config.retentionMs, wake: () => delivering.wake(), events, lead: postgres?.lead, fail: trouble, paused,
+  });
   loop.start();
   metricsTimer = setInterval(postMetrics, METRICS_EVERY_MS);
   upkeep.start();
@@ -139,6 +151,7 @@ async function start(m: StartMessage): Promise<void> {
 async function stop(drainMs: number): Promise<void> {
   const inFlight = loop?.active ?? 0;
   await Promise.all([loop?.stop(drainMs), upkeep?.stop()]);
+  outage?.stop();
   clearInterval(metricsTimer);
   postMetrics();
   if (inFlight > 0) log("info", "delivery worker drained", { in_flight_at_stop: inFlight, abandoned: loop?.active ?? 0 });

@@ -22,6 +22,7 @@ import { hotRoutes } from "./hot.ts";
 import { idempotentRequests } from "./idempotency.ts";
 import { checkedBody } from "./body.ts";
 import { openapiDocument } from "./openapi.ts";
+import { readinessRoute } from "./readiness.ts";
 import { originOf } from "./links.ts";
 import { METRICS_PATH, metricsEndpoint } from "../metrics/endpoint.ts";
 import { routeLabels } from "../metrics/requests.ts";
@@ -57,6 +58,7 @@ export function buildApp(deps: Deps, shared: Shared = sharedOf(deps)) {
       response: t.Object({ status: t.Literal("ok") }),
       detail: { summary: "Liveness of the service (no key, no version prefix)", tags: ["service"] },
     })
+    .use(readinessRoute(deps))
     .get("/v1/openapi.json", ({ request }) => document(originOf(request, deps.config.baseUrl)), { detail: { hide: true } })
     .group("/v1", (v1) => v1
       // Lockout, authentication and rate limit for every /v1 request, before routing; the API description stays open.

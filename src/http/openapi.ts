@@ -79,12 +79,19 @@ const ERRORS: Record<ErrorStatus, { description: string; limited: boolean; retry
 
 const responseName = (status: ErrorStatus) => TITLES[status]!.replace(/[^A-Za-z]/g, "");
 
-function errorResponse(status: ErrorStatus): Json {
-  const { description, limited, retryAfter } = ERRORS[status];
+/** The headers an error status carries (ERRORS): Retry-After, and the rate-limit headers on a keyed request. */
+function errorHeaders(status: ErrorStatus, keyed = true): Json {
+  const { limited, retryAfter } = ERRORS[status];
   const headers: Json = {};
   // A $ref takes no siblings, so the header that is always there is written out with `required`.
   if (retryAfter) headers["Retry-After"] = retryAfter === "always" ? { ...HEADERS["Retry-After"], required: true } : ref("headers", "Retry-After");
-  if (limited) for (const name of RATE_LIMIT) headers[name] = ref("headers", name);
+  if (limited && keyed) for (const name of RATE_LIMIT) headers[name] = ref("headers", name);
+  return headers;
+}
+
+function errorResponse(status: ErrorStatus): Json {
+  const { description } = ERRORS[status];
+  const headers = errorHeaders(status);
   return {
     description,
     ...(Object.keys(headers).length ? { headers } : {}),
@@ -145,10 +152,15 @@ function completeResponses(op: Json, route: Route, keyed: boolean, idempotent: b
     success[status] = { ...generated[status], ...declared[status], ...(Object.keys(headers).length ? { headers } : {}) };
   }
   if (!Object.keys(success).length) throw new Error(`${route.method} ${route.path} documents no success response`);
-  // An error status with a response model of the route's own (a body that is not the shared error) keeps it.
+  // An error status with a response model of the route's own (a body that is not the shared error) keeps it,
+  // with the headers of its status (GET /readyz: its own 503 body, with Retry-After).
   const ownErrors = [...Object.keys(declared), ...Object.keys(generated)].map(Number).filter((s) => s >= 400);
   const errors = [...new Set<number>([...derivedErrors(op, keyed, idempotent), ...ownErrors])].sort((a, b) => a - b);
-  return { ...success, ...Object.fromEntries(errors.map((s) => [s, generated[s] ?? declared[s] ?? ref("responses", responseName(s as ErrorStatus))])) };
+  const own = (status: number): Json => {
+    const headers = status in ERRORS && !generated[status].$ref ? errorHeaders(status as ErrorStatus, keyed) : {};
+    return Object.keys(headers).length ? { ...generated[status], headers } : generated[status];
+  };
+  return { ...success, ...Object.fromEntries(errors.map((s) => [s, generated[s] ? own(s) : declared[s] ?? ref("responses", responseName(s as ErrorStatus))])) };
 }
 
 /** SPEC: every endpoint takes `pretty`; the app honours it for every route, declared in its query model or not. */

@@ -7,6 +7,7 @@ import type { Server } from "bun";
 import { errorResponse } from "./errors.ts";
 import { boundedBody } from "./negotiation.ts";
 import { readdressed, splitUrl, SHORTEST_ROUTABLE_ORIGIN } from "./request-url.ts";
+import { notReady, READY_PATH } from "./readiness.ts";
 import type { Logger } from "../lib/log.ts";
 
 export type Tls = { cert: string; key: string } | null;
@@ -21,7 +22,7 @@ export type ServerOptions = {
 };
 type Fetch = (request: Request) => Response | Promise<Response>;
 
-const UNVERSIONED = new Set(["/healthz", "/metrics"]);
+const UNVERSIONED = new Set(["/healthz", READY_PATH, "/metrics"]);
 
 export function routable(request: Request): Request {
   const { origin, path, search } = splitUrl(request.url);
@@ -39,7 +40,10 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
     ...(options.routes ? { routes: options.routes } : {}),
     fetch(request: Request) {
-      if (options.isStopping()) return errorResponse(503, "The service is shutting down.", undefined, { "retry-after": "5" });
+      if (options.isStopping()) {
+        const detail = "The service is shutting down.";
+        return splitUrl(request.url).path === READY_PATH ? notReady(detail) : errorResponse(503, detail, undefined, { "retry-after": "5" });
+      }
       // Bun leaves the URL relative when it cannot use the Host header; routing and links need an absolute one.
       if (!request.url.includes("://")) return errorResponse(400, "The Host header is not a usable host name.");
       const routed = routable(boundedBody(request));

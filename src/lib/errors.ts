@@ -24,6 +24,17 @@ export const unprocessable = (detail: string, errors?: FieldError[]) => new AppE
 export const locked = (detail: string) => new AppError(423, detail);
 export const unavailable = (detail: string) => new AppError(503, detail, undefined, { "retry-after": "5" });
 
+/**
+ * The database cannot be written now: its disk is full, its file system is read-only, or it fails with I/O errors.
+ * The store maps its backend's errors to this one, so services and the delivery worker never see a backend's codes.
+ * `reason` names the cause in a few words ("disk full"); `underlying` is the backend's own message, for the log.
+ */
+export class StorageUnavailable extends AppError {
+  constructor(readonly reason: string, readonly underlying?: string) {
+    super(503, `The database cannot be written now (${reason}); try again later.`, undefined, { "retry-after": "5" });
+  }
+}
+
 /** The queue's schema changed between validating a message and storing it; the publisher checks again. */
 export class SchemaChanged extends AppError {
   constructor() {

@@ -26,7 +26,8 @@ export type Missed = { listener: string; queue: string; message: string; reason:
 export const MISSED_LINES_PER_LISTENER = 10;
 
 export class LogEvents {
-  private readonly failing = new Set<string>();
+  /** Each failing cause, with the sources still failing with it. */
+  private readonly failing = new Map<string, Set<string>>();
 
   constructor(readonly log: Logger) {}
 
@@ -82,17 +83,26 @@ export class LogEvents {
   }
 
   /**
-   * The storage cannot do what was asked (disk full, read-only file system, a failed checkpoint). Logged once
-   * per `cause` until `storageRecovered(cause)`, so a failing disk does not write a line per request.
+   * The storage cannot do what was asked (disk full, read-only file system, a failed checkpoint). Several parts
+   * notice one cause (`source`: the API thread's writes, the delivery worker, the checkpoints): the first to report
+   * it writes the line, and `storageRecovered` writes one when the last of them recovers. So a failing disk writes
+   * one line however many requests and threads fail on it, and one when it is writable again.
    */
-  storageError(cause: string, error: unknown): void {
-    if (this.failing.has(cause)) return;
-    this.failing.add(cause);
-    this.log.error(`storage error: ${cause}`, { error: errorText(error) });
+  storageError(cause: string, error: unknown, source = "store"): void {
+    const sources = this.failing.get(cause);
+    if (sources) {
+      sources.add(source);
+      return;
+    }
+    this.failing.set(cause, new Set([source]));
+    this.log.error(`storage error: ${cause}`, { error: errorText(error), source });
   }
 
-  storageRecovered(cause: string): void {
-    if (this.failing.delete(cause)) this.log.info(`storage recovered: ${cause}`);
+  storageRecovered(cause: string, source = "store"): void {
+    const sources = this.failing.get(cause);
+    if (!sources?.delete(source) || sources.size > 0) return;
+    this.failing.delete(cause);
+    this.log.info(`storage recovered: ${cause}`);
   }
 }
 

@@ -61,7 +61,21 @@ describe("log events", () => {
       "error storage error: database is full", "error storage error: checkpoint failed", "info storage recovered: database is full",
       "error storage error: database is full",
     ]);
-    expect(lines[0]!.fields).toEqual({ error: "Error: SQLITE_FULL" });
+    expect(lines[0]!.fields).toEqual({ error: "Error: SQLITE_FULL", source: "store" });
+  });
+
+  test("a cause several sources meet is one line, and its recovery one line once the last of them recovers", () => {
+    const { lines, events } = recorder();
+    events.storageError("disk full", "SQLITE_FULL", "writes");
+    events.storageError("disk full", "SQLITE_FULL", "delivery");
+    events.storageError("disk full", "SQLITE_FULL", "checkpoint");
+    events.storageRecovered("disk full", "writes");
+    events.storageRecovered("disk full", "writes");
+    events.storageRecovered("disk full", "checkpoint");
+    expect(lines.map((l) => l.msg)).toEqual(["storage error: disk full"]);
+    events.storageRecovered("disk full", "delivery");
+    expect(lines.map((l) => l.msg)).toEqual(["storage error: disk full", "storage recovered: disk full"]);
+    expect(lines[0]!.fields).toEqual({ error: "SQLITE_FULL", source: "writes" });
   });
 
   test("liveness changes: down and unstable are warnings, coming back is info; a retention sweep that deleted nothing is silent", () => {

@@ -169,4 +169,9 @@ export interface DeliveryStore {
    * backlog never holds the write lock for long.
    */
   resume(listenerSeq: number, limit: number, now: number): Promise<number>;
+  /**
+   * One tiny real write: settles when the database accepts writes, else throws StorageUnavailable (as every
+   * function here does when the database cannot be written). The worker's outage probe (store/outage.ts).
+   */
+  checkWritable(now: number): Promise<void>;
 }

@@ -10,8 +10,10 @@
  * - Time is passed in (`now`, epoch ms); no SQL reads the clock.
  * - Every successful write also records its usage event in the same transaction (no change without its event,
  *   no event without its change). `actor` is the calling key.
- * - Errors are AppErrors from lib/errors: 404 for an unknown id, 409 for a duplicate name, 503 (with Retry-After)
- *   when the database cannot be reached. No error carries a query's parameters (payloads, key hashes).
+ * - Errors are AppErrors from lib/errors: 404 for an unknown id, 409 for a duplicate name, and StorageUnavailable
+ *   (503 with Retry-After) for any write when the database cannot be written (a full disk, a read-only file
+ *   system, I/O errors, a PostgreSQL server that cannot be reached): a backend maps its own error codes to it, so
+ *   services and the delivery worker never see them. No error carries a query's parameters (payloads, key hashes).
  */
 import type { QueueMessageSchema } from "../modules/schemas/message-schema.ts";
 import type { DeliveryStore } from "./deliveries.ts";

@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(async () => void (await fanout.stop()));
 
 const ENDPOINTS: [string, string][] = [
-  ["get", "/healthz"],
+  ["get", "/healthz"], ["get", "/readyz"],
   ["post", "/v1/api_keys"], ["get", "/v1/api_keys"], ["get", "/v1/api_keys/{api_key_id}"], ["put", "/v1/api_keys/{api_key_id}"], ["delete", "/v1/api_keys/{api_key_id}"],
   ["get", "/v1/api_clients/{api_client_id}"], ["put", "/v1/api_clients/{api_client_id}"],
   ["post", "/v1/queues"], ["get", "/v1/queues"], ["get", "/v1/queues/{queue_id}"], ["put", "/v1/queues/{queue_id}"], ["delete", "/v1/queues/{queue_id}"],
@@ -67,6 +67,12 @@ test("says what a client needs: the key, JSON bodies, optional bodies, integers,
   expect(types("get", "/v1/events")).toMatchObject({ limit: "integer", startAfter: "integer" });
   const statuses = (method: string, path: string) => Object.keys(op(method, path).responses).join(" ");
   expect(statuses("get", "/healthz")).toBe("200 406 500 503");
+  expect(op("get", "/readyz").security).toEqual([]);
+  expect(statuses("get", "/readyz")).toBe("200 406 500 503");
+  // Its 503 is its own body, not the shared error, with the Retry-After every 503 carries.
+  const notReady = deref(op("get", "/readyz").responses["503"]);
+  expect(notReady.content["application/json"].schema).toMatchObject({ required: ["status", "detail"], properties: { status: { const: "unavailable" } } });
+  expect(notReady.headers["Retry-After"]).toMatchObject({ required: true, schema: { type: "integer" } });
   expect(statuses("get", "/v1/queues")).toBe("200 400 401 403 406 429 500 503");
   expect(statuses("post", "/v1/queues/{queue_id}/messages")).toBe("200 400 401 403 404 406 409 413 415 422 429 500 503");
   expect(statuses("delete", "/v1/api_keys/{api_key_id}")).toBe("200 400 401 403 404 406 409 422 423 429 500 503");
@@ -142,6 +148,7 @@ for (const proto of PROTOS) {
 
     test("successes: a paged list with its headers, an empty DELETE, a publish with and without a body", async () => {
       expectDocumented(await call("GET", "/healthz", { key: null }), 200, "GET", "/healthz");
+      expectDocumented(await call("GET", "/readyz", { key: null }), 200, "GET", "/readyz");
       const made = expectDocumented(await call("POST", "/v1/queues", { body: { name: name(), schema: { n: { type: "number" } } } }), 200, "POST", "/v1/queues");
       expectDocumented(await call("POST", "/v1/queues", { body: { name: name() } }), 200, "POST", "/v1/queues");
       const q = made.body.queue.id;

@@ -1,7 +1,7 @@
 /**
  * A PostgreSQL restart under a running fanout, on a private server (test/support/private-postgres.ts): writes
- * answer 503 with Retry-After while it is down, and fanout recovers without a restart of its own, delivering what
- * was published before and after.
+ * answer 503 with Retry-After while it is down (and /readyz says so), one log line says so, and fanout recovers
+ * without a restart of its own, delivering what was published before and after, and says that in one line too.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { startFanout, waitFor, type Fanout } from "./harness.ts";
@@ -36,6 +36,9 @@ describe.if(privatePostgresAvailable())("a PostgreSQL restart while serving", ()
       expect(write.text).not.toContain("postgres://");
     }
     expect((await fanout.call("h1", "GET", "/healthz", { key: null })).status).toBe(200);
+    const ready = await fanout.call("h1", "GET", "/readyz", { key: null });
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({ status: "unavailable" });
 
     await pg.startServer();
     const after = await waitFor(async () => {
@@ -47,5 +50,10 @@ describe.if(privatePostgresAvailable())("a PostgreSQL restart while serving", ()
       () => `the message published after the restart was never delivered:\n${fanout.output()}`);
     expect(receiver.deliveries().filter((d) => d.headers["webhook-id"] === before)).toHaveLength(1);
     expect(fanout.output()).not.toMatch(/delivery worker exited|restarting it/);
+    // One line for the outage however many requests and threads met it, one for its end (store/outage.ts).
+    await waitFor(() => fanout.output().includes("storage recovered: database unreachable") || undefined, 10_000,
+      () => `no recovery line:\n${fanout.output()}`);
+    expect(fanout.output().match(/storage error: database unreachable/g)).toHaveLength(1);
+    expect((await fanout.call("h1", "GET", "/readyz", { key: null })).status).toBe(200);
   }, 60_000);
 });

@@ -47,9 +47,10 @@ test("final messages older than the retention go; held and pending ones stay; co
   await waitFor(async () => (await exists(lonely, quiet)) === 404, 10_000, () => "the message without listeners was never swept");
   expect(await exists(q, kept)).toBe(200);
 
-  // Once its last delivery is final (here: acknowledged after resuming), it goes too.
+  // Once its last delivery is final (here: acknowledged after resuming), it goes too; the sweep may take it as
+  // soon as it is acknowledged, so what is watched is its arrival, then its deletion.
   await api.call("PUT", `/v1/queues/${q}/listeners/${paused.id}`, { enabled: true });
-  // Acknowledged (counted below), then swept: the sweep may come before a poll sees the acknowledgement.
+  await slow.waitForDeliveries(1);
   await waitFor(async () => (await exists(q, kept)) === 404, 10_000, () => "the final message was never swept");
   expect((await api.listenerView(q, acks.id)).messages.acknowledged_count).toBe(1);
   expect((await api.listenerView(q, paused.id)).messages.acknowledged_count).toBe(1);

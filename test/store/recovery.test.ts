@@ -1,7 +1,7 @@
 /**
  * Conformance: the recovery tools' storage (PRODUCT §9, §10): a 410 pauses its listener and holds the delivery;
  * redelivery and replay start new cycles; retention deletes final old messages only; Idempotency-Keys commit with
- * their write. The end-to-end suite drives the same through the API.
+ * their write; a writable database passes the writability check. The end-to-end suite drives the same through the API.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { storeBackends } from "./backends.ts";
@@ -113,6 +113,12 @@ for (const backend of storeBackends()) {
       await store.queues.create(org, { name: "other", schema: null, schemaId: null }, clock.now(), { ...actor, idempotency: queued });
       expect(await store.idempotency.find(org, "k2", 0)).toMatchObject({ fingerprint: "f2", response: null });
       expect(await store.idempotency.find(org, "k2", clock.now() + 1)).toBeNull();
+    });
+
+    test("a writable database passes the writability check, the store's and the delivery store's (readiness, the outage probe)", async () => {
+      await store.checkWritable(clock.now());
+      await store.deliveries.checkWritable(clock.now() + 1);
+      await store.checkWritable(clock.now() + 2); // a row rewritten, not added each time
     });
   });
 }

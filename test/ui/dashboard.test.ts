@@ -140,7 +140,11 @@ browserSuite()("dashboard in a browser", () => {
     expect((await api().listenerView(ids.queue, ids.listener)).enabled).toBe(false);
     await shoot("listeners-paused");
     const held = await api().publish(ids.queue, { while: "paused" });
-    expect((await api().message(ids.queue, held)).deliveries[0].state).toBe("pending");
+    // Claimed, then held at once: the delivery waits, pending without a due time.
+    await waitFor(async () => {
+      const d = (await api().message(ids.queue, held)).deliveries[0];
+      return d?.state === "pending" && d.next_attempt_at === null;
+    }, UI_WAIT, () => "the message published while paused was not held");
     await card("billing").getByRole("button", { name: "Resume" }).click();
     await card("billing").locator(".badge", { hasText: "Paused" }).waitFor({ state: "detached", timeout: UI_WAIT });
     expect((await api().listenerView(ids.queue, ids.listener)).enabled).toBe(true);

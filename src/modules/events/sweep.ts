@@ -8,6 +8,7 @@ import type { Store } from "../../store/index.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { EVENT_RETENTION_MS } from "./service.ts";
+import { StorageUnavailable } from "../../lib/errors.ts";
 import { IDEMPOTENCY_WINDOW_MS } from "../../http/idempotency.ts";
 
 export const SWEEP_EVERY_MS = 60_000;
@@ -25,14 +26,16 @@ export function startEventSweep(store: Store, clock: Clock, log: Logger, everyMs
       const deleted = await store.events.sweep(clock.now() - EVENT_RETENTION_MS);
       if (deleted) log.info("swept old usage events", { deleted });
     } catch (e) {
-      // A failed sweep only delays cleanup (listing filters by age anyway); the next tick tries again.
-      log.error("sweeping usage events failed", { error: String(e) });
+      // A failed sweep only delays cleanup (listing filters by age anyway); the next tick tries again. A database
+      // that cannot be written is logged by the store, once.
+      if (!(e instanceof StorageUnavailable)) log.error("sweeping usage events failed", { error: String(e) });
     }
     try {
       const deleted = await store.idempotency.sweep(clock.now() - IDEMPOTENCY_WINDOW_MS);
       if (deleted) log.info("swept expired idempotency keys", { deleted });
     } catch (e) {
-      log.error("sweeping idempotency keys failed", { error: String(e) }); // as above: lookups ignore expired keys
+      // As above: lookups ignore expired keys.
+      if (!(e instanceof StorageUnavailable)) log.error("sweeping idempotency keys failed", { error: String(e) });
     }
   };
   void sweep();

@@ -1,14 +1,13 @@
 /**
  * Schema patterns run on RE2 (re2js), never on the JavaScript engine. JavaScript's RegExp backtracks: `^(a+)+$`
- * held the API thread 0.3 s on a 27-character string, and even `\d+\d+x` is quadratic (20 KB of digits ran for
- * over a minute), which no check of the pattern at save time rules out in general. RE2 matches in time linear in
+ * takes exponential time on a short string, and even `\d+\d+x` quadratic time, which no check of the pattern at
+ * save time rules out in general. RE2 matches in time linear in
  * the input for a given pattern, at the price of the constructs only a backtracking engine can run (lookaround,
  * backreferences), which are refused when the schema is saved, with the construct named.
  *
- * Linear is not yet cheap: the cost per character grows with the pattern's program (about 0.1 µs per instruction
- * and character in the worst cases measured). So a pattern is at most MAX_PROGRAM instructions, and one message
- * may spend at most STEP_BUDGET (characters × instructions) on patterns, which bounds the worst message at tens of
- * milliseconds; ordinary strings cost 0.3-4 µs each (docs/security.md has the figures).
+ * Linear is not yet cheap: the cost per character grows with the pattern's program. So a pattern is at most
+ * MAX_PROGRAM instructions, and one message may spend at most STEP_BUDGET (characters × instructions) on
+ * patterns, which bounds the worst message at tens of milliseconds (docs/security.md has the figures).
  */
 import { RE2JS } from "re2js";
 

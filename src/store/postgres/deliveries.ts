@@ -162,5 +162,7 @@ export function deliveryStore(client: SQL): DeliveryStore {
       return (await count(Q.RECORD_PROBE, [r.seq, r.state, r.failuresInRow, r.ok ? 1 : 0, r.nextProbeAt, now])) > 0;
     },
     resume: (listenerSeq, limit, now) => count(Q.RESUME, [listenerSeq, limit, now]),
+    // One row rewritten: it commits only while the server is reachable and can write (readiness, the outage probe).
+    checkWritable: async (now) => void (await run(Q.CHECK_WRITABLE, [now])),
   };
 }

@@ -224,3 +224,6 @@ export const DELETE_EXPIRED = positional(`
 DELETE FROM messages WHERE seq IN (SELECT m.seq FROM messages m
   WHERE m.id < $floor AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_seq = m.seq AND d.state IN ('pending', 'sending'))
   ORDER BY m.id LIMIT $limit)`, ["floor", "limit"]);
+
+export const CHECK_WRITABLE = `INSERT INTO readiness (id, checked_at) VALUES (1, $1)
+  ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`;

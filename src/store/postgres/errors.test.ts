@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { drizzleOf, openClient } from "./client.ts";
 import { guarded } from "./errors.ts";
 import { parsePostgresUrl } from "./url.ts";
-import { AppError } from "../../lib/errors.ts";
+import { StorageUnavailable } from "../../lib/errors.ts";
 import { postgresAvailable, TEST_PG_URL } from "../../../test/support/postgres.ts";
 
 describe.if(await postgresAvailable())("postgres store errors", () => {
@@ -24,16 +24,18 @@ describe.if(await postgresAvailable())("postgres store errors", () => {
     }
   });
 
-  test("a server that cannot be reached is a 503 with Retry-After", async () => {
+  test("a server that cannot be reached is StorageUnavailable: a 503 with Retry-After, without the password", async () => {
     const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const port = closed.port;
     closed.stop(true);
     const client = openClient(parsePostgresUrl(`postgres://fanout:pw@127.0.0.1:${port}/fanout`), 1, "test");
     try {
       const mapped = await guarded(() => drizzleOf(client).execute(sql`SELECT 1`)).catch((e) => e);
-      expect(mapped).toBeInstanceOf(AppError);
+      expect(mapped).toBeInstanceOf(StorageUnavailable);
+      expect(mapped.reason).toBe("database unreachable");
       expect(mapped.status).toBe(503);
       expect(mapped.headers).toEqual({ "retry-after": "5" });
+      expect(`${mapped.message} ${mapped.underlying}`).not.toContain("pw");
     } finally {
       await client.close();
     }

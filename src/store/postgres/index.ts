@@ -21,6 +21,9 @@ import { Leadership } from "./leader.ts";
 import { LOCKS } from "./locks.ts";
 import type { PublishedMessage, Store } from "../index.ts";
 import { randomBase62 } from "../../lib/ids.ts";
+import { Outage } from "../outage.ts";
+import type { LogEvents } from "../../lib/log-events.ts";
+import { systemClock, type Clock } from "../../lib/clock.ts";
 
 export type PostgresOptions = {
   /** Connections of this store's pool. */
@@ -28,6 +31,13 @@ export type PostgresOptions = {
   /** Names the connections in pg_stat_activity (`fanout <role>`). */
   role: string;
   migrate?: boolean;
+  /**
+   * Gets the storage errors of this store's calls (the server unreachable, out of disk), once per cause, and
+   * their recovery: a call that fails so starts an outage (store/outage.ts), probed on `clock` until a write
+   * commits again, as SQLite's store does.
+   */
+  events?: LogEvents;
+  clock?: Clock;
 };
 
 export type PostgresStore = Store & {
@@ -85,23 +95,28 @@ export async function openPostgresStore(location: string, options: PostgresOptio
     // Until it is up the cache's lifetime bounds staleness; a failure is tried again at the next lookup.
     if (!subscription) subscribe().catch(() => (subscription = undefined));
   });
+  const deliveries = deliveryStore(client);
+  const checkWritable = deliveries.checkWritable;
+  const events = options.events;
+  const outage = new Outage({
+    probe: () => checkWritable((options.clock ?? systemClock).now()),
+    report: { failed: (cause, error) => events?.storageError(cause, error, "writes"), recovered: (cause) => events?.storageRecovered(cause, "writes") },
+  });
+  const w = <T extends object>(part: T) => watched(part, outage);
   return {
     target,
     client,
     instance,
-    orgs: orgStore(conn),
-    apiKeys,
-    lockouts: lockoutStore(client, watchers, subscribe),
-    queues: queueStore(conn),
-    listeners: listenerStore(conn),
-    messages: messageStore(conn, (p) => writes.batched(p)),
-    events: eventStore(db),
-    deliveries: deliveryStore(client),
-    idempotency: idempotencyStore(conn),
-    checkWritable: (now) =>
-      guarded(async () => {
-        await client`INSERT INTO readiness (id, checked_at) VALUES (1, ${now}) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at`;
-      }),
+    orgs: w(orgStore(conn)),
+    apiKeys: w(apiKeys),
+    lockouts: w(lockoutStore(client, watchers, subscribe)),
+    queues: w(queueStore(conn)),
+    listeners: w(listenerStore(conn)),
+    messages: w(messageStore(conn, (p) => writes.batched(p))),
+    events: w(eventStore(db)),
+    deliveries,
+    idempotency: w(idempotencyStore(conn)),
+    checkWritable: (now) => checkWritable(now).catch((e) => watchedError(e, outage)),
     gauges: storeGauges(client),
     async backup() {
       throw new Error("a PostgreSQL database is backed up with pg_dump");
@@ -117,10 +132,41 @@ export async function openPostgresStore(location: string, options: PostgresOptio
     databaseBytes: () => guarded(async () => Number((await client`SELECT pg_database_size(current_database()) AS n`)[0].n)),
     leads: () => leadership.lead(),
     async close() {
+      outage.stop();
       await leadership.close();
       await client.close({ timeout: 5 });
     },
   };
+}
+
+/**
+ * `part` with every function's storage error (StorageUnavailable) told to `outage` on its way out, so an
+ * unreachable server writes one log line however many requests fail on it (SQLite's store does this in its write
+ * path, sqlite/conn.ts).
+ */
+function watched<T extends object>(part: T, outage: Outage): T {
+  const out: Record<string, unknown> = {};
+  const absorb = (e: unknown) => watchedError(e, outage);
+  for (const [name, value] of Object.entries(part)) {
+    if (typeof value !== "function") {
+      out[name] = value;
+      continue;
+    }
+    out[name] = (...args: unknown[]) => {
+      try {
+        const result = value.apply(part, args);
+        return result instanceof Promise ? result.catch(absorb) : result;
+      } catch (e) {
+        return absorb(e);
+      }
+    };
+  }
+  return out as T;
+}
+
+function watchedError(e: unknown, outage: Outage): never {
+  outage.absorb(e);
+  throw e;
 }
 
 /** A notification on CHANGES, or null for a payload fanout did not send (a throw here would end the process). */

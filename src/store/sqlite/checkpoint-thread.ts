@@ -1,7 +1,8 @@
 /**
  * The checkpoint thread's entry (checkpointer.ts starts it): its own connection to the database file and the
  * checkpoint timer (checkpoints.ts) on it, so a checkpoint's copy blocks this thread instead of the API thread.
- * Messages are described in checkpointer.ts; a failed checkpoint is reported there for the server's log.
+ * Messages are described in checkpointer.ts; a failed checkpoint (once per cause) and its recovery are reported
+ * there for the server's log.
  */
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "./db.ts";
@@ -22,8 +23,11 @@ self.onmessage = (event: MessageEvent<ToCheckpointer>) => {
   if (m.type === "start") {
     try {
       db = openDatabase(m.path, m.durability, m.temporary);
-      stopTimer = startCheckpoints(db, m.path, (error) => post({ type: "failed", error: String(error) }),
-        { keepAlive: true, signal: new LockSignal(m.lockSignal) });
+      const report = {
+        failed: (cause: string, error: unknown) => post({ type: "failed", cause, error: String(error) }),
+        recovered: (cause: string) => post({ type: "recovered", cause }),
+      };
+      stopTimer = startCheckpoints(db, m.path, report, { keepAlive: true, signal: new LockSignal(m.lockSignal) });
       gauges = storeGauges(db, m.path);
     } catch (error) {
       post({ type: "unable", error: String(error) });

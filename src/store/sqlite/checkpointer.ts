@@ -1,15 +1,14 @@
 /**
- * Runs the store's checkpoints (checkpoints.ts) on a thread of their own, for the server. On the API thread,
- * which also commits the publishes, each checkpoint stopped every request for its copy: 170 ms of every second
- * during ingest with one listener (10 checkpoints of about 17 ms). Moved here, ingest rose 8 % (14.3k against
- * 13.3k msg/s, two alternated probe pairs) and its p99 fell from 24-26 to 15-16 ms.
+ * Runs the store's checkpoints (checkpoints.ts) on a thread of their own, for the server: on the API thread,
+ * which also commits the publishes, each checkpoint's copy stopped every request for its length.
  * The gauges /metrics reads (gauges.ts) are read here too: counting a million pending deliveries takes about
  * 0.1 s, which on the API thread would stop every request for that long at each scrape.
  *
  *   main → thread   start   the database file to checkpoint and how to open it.
  *                   gauges  read the store's gauges at `now`; answered by `gauges` with the same id.
  *                   stop    stop the timer, close the connection, answer `stopped`.
- *   thread → main   failed  a checkpoint failed (the timer goes on): for the server's log.
+ *   thread → main   failed  checkpoints fail with this cause (the timer goes on): for the server's log, once.
+ *                   recovered  a checkpoint worked again after failing with this cause.
  *                   unable  the thread could not open its connection.
  *                   gauges  the figures, or the error that kept them from being read.
  *                   stopped closed; the thread may be terminated.
@@ -18,7 +17,7 @@
  * own connection on the calling thread, as for CLI commands and tests, so the WAL stays bounded whatever happens.
  */
 import type { Database } from "bun:sqlite";
-import { startCheckpoints } from "./checkpoints.ts";
+import { startCheckpoints, type CheckpointReport } from "./checkpoints.ts";
 import type { Durability } from "./db.ts";
 import { threadEntry } from "../../lib/thread-entry.ts";
 import type { LockSignal } from "./lock-signal.ts";
@@ -28,7 +27,8 @@ export type ToCheckpointer =
   | { type: "start"; path: string; durability: Durability; temporary: boolean; lockSignal: SharedArrayBuffer }
   | { type: "gauges"; id: number; now: number }
   | { type: "stop" };
-export type FromCheckpointer = { type: "failed"; error: string } | { type: "unable"; error: string } | { type: "stopped" }
+export type FromCheckpointer = { type: "failed"; cause: string; error: string } | { type: "recovered"; cause: string }
+  | { type: "unable"; error: string } | { type: "stopped" }
   | { type: "gauges"; id: number; gauges?: StoreGauges; error?: string };
 
 /** How long `stop` waits for the thread to close its connection before ending it. */
@@ -47,10 +47,10 @@ const checkpointEntry = () => threadEntry(import.meta.url, "store/sqlite/checkpo
 /**
  * Starts the thread for the database at `path`; `sqlite` is the caller's own connection to it, used only if the
  * thread cannot run. `lockSignal` is told when a checkpoint gives back the write lock (lock-signal.ts). `report`
- * gets checkpoint failures and the fallback, as log lines.
+ * gets checkpoint failures and recoveries, `problem` the fallback, as a log line.
  */
 export function startCheckpointThread(sqlite: Database, path: string, durability: Durability, temporary: boolean,
-  lockSignal: LockSignal, report: (msg: string, error: unknown) => void): CheckpointThread {
+  lockSignal: LockSignal, report: CheckpointReport, problem: (msg: string, error: unknown) => void): CheckpointThread {
   // smol: the small JavaScriptCore heap; this thread holds a timer and a connection, nothing more.
   const thread = new Worker(checkpointEntry(), { smol: true });
   let stopping = false;
@@ -65,13 +65,14 @@ export function startCheckpointThread(sqlite: Database, path: string, durability
   const fallBack = (why: string, error: unknown) => {
     gone();
     if (stopping || fallback) return;
-    report(`${why}; checkpointing on the main thread instead`, error);
-    fallback = startCheckpoints(sqlite, path, (e) => report("checkpoint failed; the next one tries again", e));
+    problem(`${why}; checkpointing on the main thread instead`, error);
+    fallback = startCheckpoints(sqlite, path, report);
     thread.terminate();
   };
   thread.addEventListener("message", (event: MessageEvent<FromCheckpointer>) => {
     const m = event.data;
-    if (m.type === "failed") report("checkpoint failed; the next one tries again", m.error);
+    if (m.type === "failed") report.failed(m.cause, m.error);
+    else if (m.type === "recovered") report.recovered(m.cause);
     else if (m.type === "unable") fallBack("the checkpoint thread could not open the database", m.error);
     else if (m.type === "stopped") stopped?.();
     else if (m.type === "gauges") {

@@ -1,10 +1,11 @@
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
 import { startCheckpoints, walBytes, walLog } from "./checkpoints.ts";
 import { waitFor } from "../../../test/e2e/harness.ts";
+import { mountTmpfs } from "../../../test/tmpfs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-checkpoints-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,9 +33,7 @@ test("under steady writes the WAL is restarted and reused, not cut, and cut once
   const path = join(dir, "steady.db");
   const db = openDatabase(path, "normal");
   db.run("CREATE TABLE t (x TEXT)");
-  const stop = startCheckpoints(db, path, (e) => {
-    throw e;
-  });
+  const stop = startCheckpoints(db, path, { failed: (_cause, e) => { throw e; }, recovered() {} });
   try {
     let cut = false;
     let restarted = false;
@@ -67,9 +66,7 @@ test("the timer folds the WAL back into the database and cuts it to nothing", as
   db.run("CREATE TABLE t (x TEXT)");
   for (let i = 0; i < 50; i++) db.run("INSERT INTO t VALUES (?)", ["x".repeat(4000)]);
   expect(walBytes(path)).toBeGreaterThan(100_000);
-  const stop = startCheckpoints(db, path, (e) => {
-    throw e;
-  });
+  const stop = startCheckpoints(db, path, { failed: (_cause, e) => { throw e; }, recovered() {} });
   try {
     await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
     expect((db.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(50);
@@ -79,7 +76,18 @@ test("the timer folds the WAL back into the database and cuts it to nothing", as
   }
 });
 
-test("a checkpoint that fails is reported, and the timer goes on trying", async () => {
+/** What a checkpoint timer reported, as lines. */
+function recorder() {
+  const lines: string[] = [];
+  const errors: unknown[] = [];
+  const report = {
+    failed: (cause: string, error: unknown) => void (lines.push(`failed: ${cause}`), errors.push(error)),
+    recovered: (cause: string) => void lines.push(`recovered: ${cause}`),
+  };
+  return { lines, errors, report };
+}
+
+test("a checkpoint that fails is reported once, and the timer goes on trying", async () => {
   const path = join(dir, "fail.db");
   const db = openDatabase(path, "normal");
   db.run("CREATE TABLE t (x TEXT)");
@@ -88,15 +96,48 @@ test("a checkpoint that fails is reported, and the timer goes on trying", async 
   const keeper = openDatabase(path, "normal");
   db.close();
   expect(walBytes(path)).toBeGreaterThan(0);
-  const reported: unknown[] = [];
-  const stop = startCheckpoints(db, path, (e) => reported.push(e));
+  const { lines, errors, report } = recorder();
+  const stop = startCheckpoints(db, path, report);
   try {
-    await waitFor(() => reported.length >= 2, 5000, () => `${reported.length} failure(s) reported`);
-    expect(reported[0]).toBeInstanceOf(Error);
+    await waitFor(() => lines.length >= 1, 5000, () => "no failure reported");
+    expect(errors[0]).toBeInstanceOf(Error);
+    // Tries go on twice a second; two of them later, the failure is still the one line.
+    await Bun.sleep(1_100);
+    expect(lines).toEqual(["failed: checkpoint failed"]);
   } finally {
     stop();
     keeper.close();
   }
+});
+
+describe("on a full disk", () => {
+  const disk = mountTmpfs(4 * 1024 * 1024, "the checkpoint test of a full disk");
+  afterAll(() => disk?.unmount());
+
+  test.skipIf(!disk)("a checkpoint that cannot grow the database is reported once as disk full, and once when it works again", async () => {
+    const path = join(disk!.dir, "full.db");
+    const db = openDatabase(path, "normal");
+    const { lines, report } = recorder();
+    let stop = () => {};
+    try {
+      // New pages in the WAL only: copying them grows the database file, which the full disk refuses.
+      db.run("CREATE TABLE t (x TEXT)");
+      for (let i = 0; i < 40; i++) db.run("INSERT INTO t VALUES (?)", ["x".repeat(4000)]);
+      disk!.fill();
+      stop = startCheckpoints(db, path, report);
+      await waitFor(() => lines.length >= 1, 5000, () => "no failure reported");
+      await Bun.sleep(1_100); // two more tries
+      expect(lines).toEqual(["failed: disk full"]);
+      disk!.free();
+      await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
+      expect(lines).toEqual(["failed: disk full", "recovered: disk full"]);
+      expect((db.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(40);
+      expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    } finally {
+      stop();
+      db.close();
+    }
+  });
 });
 
 // POSIX drops all of a process's fcntl locks on a file when it closes any descriptor of it: reading the -shm must

@@ -1,35 +1,32 @@
 /**
  * Keeps the WAL bounded from one connection, on a timer: in the server, the checkpoint thread's (checkpointer.ts);
  * for CLI commands and tests, the store's own (store/sqlite/index.ts). No connection checkpoints inside its
- * commits (db.ts), the delivery worker's included. A checkpoint blocks the thread it runs on for as long as it
- * copies (2-30 ms, measured): on the delivery worker that stall landed in the publish-to-received delay (p99
- * 18-34 ms with it there, 16-18 ms off it, one listener at 2,600 publishes/s, alternating runs), and on the API
- * thread in every request (checkpointer.ts).
+ * commits (db.ts), the delivery worker's included: a checkpoint blocks the thread it runs on for as long as it
+ * copies, and on the worker or the API thread that stall lands in every delivery or request waiting meanwhile.
  * It checkpoints in two steps:
  * - PASSIVE copies the WAL into the database file without the write lock, so writers go on committing.
  *   Alone it is not enough: under constant ingest it never catches up, so the WAL never restarts and grows
- *   without bound (470 MB in 8 s, measured).
+ *   without bound.
  * - RESTART then takes the write lock, copies only what was committed during the first step, and makes the next
- *   commit write the WAL from its start again. Alone it held the lock for the whole copy (~18 ms per 6 MB,
- *   measured), and publishes waited about 10 % of the time.
- * Under load the WAL file is reused, not cut: cutting it (TRUNCATE) made every commit extend the file again, and
+ *   commit write the WAL from its start again. Alone it would hold the lock for the whole copy.
+ * Under load the WAL file is reused, not cut: cutting it (TRUNCATE) makes every commit extend the file again, and
  * extending a file by frames of 4,120 bytes makes the kernel allocate and zero each new page, on the committing
- * thread. Reused, ingest rose 10 % over HTTP/1.1 and 7 % over HTTP/2 (three alternated pairs each). Only an idle WAL,
- * everything in it copied and nothing new since the last look, is cut to nothing, so a quiet service leaves
- * no WAL behind. journal_size_limit (db.ts) still caps what a restart keeps.
+ * thread. Only an idle WAL, everything in it copied and nothing new since the last look, is cut to nothing, so a
+ * quiet service leaves no WAL behind. journal_size_limit (db.ts) still caps what a restart keeps.
  * RESTART and TRUNCATE wait for readers, so they get a short busy timeout of their own: a long reader (a backup,
  * a large list) then leaves the checkpoint partial for this round (reported as a row, not an error) instead of
  * stalling this thread for the connection's full 5 s.
  * A checkpoint starts when the WAL holds 4 MiB not yet copied (SQLite's own threshold is 1000 pages), checked
- * often, and at least every 500 ms: a clock alone let a burst of publishes pile up 16k frames between two ticks,
- * an 83 ms stall. After a partial (busy) round only the clock starts the next one, so a long reader does not make
- * this thread wait every tick.
+ * often, and at least every 500 ms: a clock alone lets a burst of publishes pile up frames between two ticks.
+ * After a partial (busy) round only the clock starts the next one, so a long reader does not make this thread
+ * wait every tick. (docs/performance.md, "Checkpoints", has the figures behind these choices.)
  */
 import type { Database } from "bun:sqlite";
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { endianness } from "node:os";
 import { BUSY_TIMEOUT_MS } from "./db.ts";
 import type { LockSignal } from "./lock-signal.ts";
+import { storageFailure } from "./writability.ts";
 
 const CHECKPOINT_EVERY_MS = 500;
 const CHECKPOINT_WAIT_MS = 100;
@@ -100,15 +97,23 @@ function uncopiedBytes(dbPath: string): number {
 }
 
 /**
+ * Where a checkpoint's failure goes: `failed` once per cause while it lasts (twice a second would flood the log
+ * of a full disk), `recovered` once when a checkpoint works again. The cause is writability.ts's reason ("disk
+ * full"), or "checkpoint failed" for any other error.
+ */
+export type CheckpointReport = { failed(cause: string, error: unknown): void; recovered(cause: string): void };
+
+/**
  * Starts the timer; returns its stop. `report` gets a checkpoint that failed (a full disk, an I/O error); the
  * timer goes on, so the next round tries again once the cause is gone. `keepAlive` is for the checkpoint
  * thread, which exists only for this timer; `signal` is told when RESTART or TRUNCATE gives back the write lock.
  */
-export function startCheckpoints(sqlite: Database, dbPath: string, report: (error: unknown) => void,
+export function startCheckpoints(sqlite: Database, dbPath: string, report: CheckpointReport,
   options: { keepAlive?: boolean; signal?: LockSignal } = {}): () => void {
   let lastCheckpoint = 0;
   let lastWasPartial = false;
   let quietTicks = 0;
+  let failing: string | null = null;
   /** One locking checkpoint with the short busy timeout; true when readers kept it from finishing. */
   const locking = (mode: "RESTART" | "TRUNCATE") => {
     sqlite.run(`PRAGMA busy_timeout = ${CHECKPOINT_WAIT_MS}`);
@@ -119,28 +124,41 @@ export function startCheckpoints(sqlite: Database, dbPath: string, report: (erro
       sqlite.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
   };
+  /** One look at the WAL; true when a checkpoint ran (and worked). */
+  const round = (at: number): boolean => {
+    const uncopied = uncopiedBytes(dbPath);
+    if (uncopied === 0) {
+      // Copied already and quiet for a whole tick: cut the file, unless it is cut already. An empty
+      // checkpoint is not free (it syncs the file, ~6 ms measured), hence the size check first.
+      if (++quietTicks !== 2 || walBytes(dbPath) === 0) return false;
+      lastWasPartial = locking("TRUNCATE");
+      return true;
+    }
+    quietTicks = 0;
+    const due = at - lastCheckpoint >= CHECKPOINT_EVERY_MS || (!lastWasPartial && uncopied >= CHECKPOINT_AT_BYTES);
+    if (!due) return false;
+    lastCheckpoint = at;
+    sqlite.run("PRAGMA wal_checkpoint(PASSIVE)");
+    lastWasPartial = locking("RESTART");
+    return true;
+  };
   const timer = setInterval(() => {
     const at = performance.now();
     try {
-      const uncopied = uncopiedBytes(dbPath);
-      if (uncopied === 0) {
-        // Copied already and quiet for a whole tick: cut the file, unless it is cut already. An empty
-        // checkpoint is not free (it syncs the file, ~6 ms measured), hence the size check first.
-        if (++quietTicks === 2 && walBytes(dbPath) > 0) lastWasPartial = locking("TRUNCATE");
-        return;
+      if (round(at) && failing !== null) {
+        report.recovered(failing);
+        failing = null;
       }
-      quietTicks = 0;
-      const due = at - lastCheckpoint >= CHECKPOINT_EVERY_MS || (!lastWasPartial && uncopied >= CHECKPOINT_AT_BYTES);
-      if (!due) return;
-      lastCheckpoint = at;
-      sqlite.run("PRAGMA wal_checkpoint(PASSIVE)");
-      lastWasPartial = locking("RESTART");
     } catch (e) {
       // A throw here would end the process from a timer. Only the clock starts the next try, so a lasting
-      // failure is reported twice a second, not at every check.
+      // failure is tried twice a second, not at every check.
       lastCheckpoint = at;
       lastWasPartial = true;
-      report(e);
+      const cause = storageFailure(e)?.reason ?? "checkpoint failed";
+      if (cause === failing) return;
+      if (failing !== null) report.recovered(failing);
+      failing = cause;
+      report.failed(cause, e);
     }
   }, WAL_CHECK_EVERY_MS);
   // A CLI command's store must not stay alive for this timer; the server is kept alive by its listener.

@@ -28,8 +28,8 @@ export function resolveLocation(db: string): DbLocation {
 
 /**
  * No connection checkpoints by itself: SQLite's automatic checkpoints run inside whichever commit crosses the
- * threshold (copy and fsync, about 15 % of a publish; on the delivery worker every send waited meanwhile) and,
- * being PASSIVE, let the WAL grow without bound under constant ingest. The store's connection checkpoints on a
+ * threshold (a copy and an fsync that request, or every send of the delivery worker, waits for) and, being
+ * PASSIVE, let the WAL grow without bound under constant ingest. The store's connection checkpoints on a
  * timer instead (checkpoints.ts), for every connection to the file.
  */
 export function openDatabase(path: string, durability: Durability, temporary = false): Database {
@@ -43,9 +43,8 @@ export function openDatabase(path: string, durability: Durability, temporary = f
   // A WAL that a checkpoint could not cut (a long reader) is still cut back to this size once it restarts.
   db.run("PRAGMA journal_size_limit = 67108864");
   // Each unit of a group commit runs in a SAVEPOINT, and SQLite keeps the pages a unit changes in a sub-journal
-  // that spills to a temporary file past 64 KiB: with 26 publishes per transaction that was a file opened,
-  // written 14 times per publish and closed on every commit, half of a publish's CPU (50 -> 30 µs, measured).
-  // In memory, RAM holds what one transaction changes, and the temporary b-trees of sorts without an index.
+  // that spills to a temporary file past 64 KiB: a file opened, written and closed on every commit. In memory,
+  // RAM holds what one transaction changes, and the temporary b-trees of sorts without an index.
   db.run("PRAGMA temp_store = MEMORY");
   return db;
 }

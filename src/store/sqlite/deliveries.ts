@@ -9,6 +9,7 @@ import { replayStatements } from "./replays.ts";
 import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeTarget } from "../deliveries.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
 import { whenUnlocked } from "./write-lock.ts";
+import { asStorageError, rollBackLeftover, writeReadiness } from "./writability.ts";
 import type { LockSignal } from "./lock-signal.ts";
 
 /**
@@ -200,6 +201,21 @@ function transactions(sqlite: Database, s: Statements) {
 }
 
 /**
+ * Every function's failure as the store reports it: a database that cannot be written as StorageUnavailable
+ * (writability.ts), after ending any transaction the failure left open.
+ */
+function mapped(sqlite: Database, store: DeliveryStore): DeliveryStore {
+  const out = {} as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(store) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    out[name] = (...args: unknown[]) => fn(...args).catch((error: unknown) => {
+      rollBackLeftover(sqlite);
+      throw asStorageError(error);
+    });
+  }
+  return out as unknown as DeliveryStore;
+}
+
+/**
  * Works on the raw connection: the main thread's store passes its own, the worker thread opens one. Every write
  * waits for the lock without blocking the thread (write-lock.ts): on the worker, sends and results go on. The
  * worker passes `signal`, and tells the API thread each time it gives the lock back (lock-signal.ts).
@@ -215,10 +231,9 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     const { settled, token, ids, more } = items.length || typeof choose === "function" || choose.length
       ? await write(() => tx.completeAndLease(items, choose, req.leaseMs, req.owner, now))
       : { settled: [], token: null, ids: [], more: false };
-    // The details (URL, secrets, the message's data) are read after the commit, which holds the write lock the
-    // publishes wait for only as long as the leasing takes: ingest with one listener 6.9-8.9k against
-    // 6.7-7.7k msg/s (six alternated probe pairs, all six higher). The lease token keeps the rows this
-    // worker's meanwhile; a row deleted in between (its message, listener or queue) is simply not returned.
+    // The details (URL, secrets, the message's data) are read after the commit, so the write lock the publishes
+    // wait for is held only as long as the leasing takes. The lease token keeps the rows this worker's
+    // meanwhile; a row deleted in between (its message, listener or queue) is simply not returned.
     const claimed = token ? leasedDetails(s, ids, token, now) : [];
     // Another read after the commit; skipped when the caller will step again anyway. Messages left past the
     // fan-out slice are due now.
@@ -226,7 +241,7 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     const next = req.wantsNextDue === false ? null : (s.nextDue.get({ now }) as { at: number | null } | null);
     return { settled, claimed, nextDueAt: next?.at ?? null };
   };
-  return {
+  return mapped(sqlite, {
     async claimDue(req, now) {
       const { claimed, nextDueAt } = await completeAndClaim([], req, now);
       return { claimed, nextDueAt };
@@ -270,5 +285,8 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     async resume(listenerSeq, limit, now) {
       return write(() => s.resume.run({ seq: listenerSeq, limit, now }).changes);
     },
-  };
+    async checkWritable(now) {
+      await write(() => writeReadiness(sqlite, now));
+    },
+  });
 }

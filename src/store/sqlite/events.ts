@@ -41,7 +41,7 @@ type MadeKey = EventKey & { seq: number };
 /**
  * Each organization's newest event key within the current write transaction of one connection. While this
  * connection holds the write lock nobody else can add events, so the newest key is read once per organization
- * per transaction instead of once per write (a SELECT of about 7 µs, on every publish). The group commit forgets
+ * per transaction instead of once per write (a SELECT on every publish). The group commit forgets
  * it (clears the map) at each BEGIN. A unit rolled back to its savepoint may leave it ahead of the table: the
  * next key then follows a key that was never committed, which keeps keys growing, all paging needs.
  */

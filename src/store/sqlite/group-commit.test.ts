@@ -1,11 +1,13 @@
-import { expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { GroupCommit } from "./group-commit.ts";
 import { LockSignal } from "./lock-signal.ts";
-import { AppError, notFound } from "../../lib/errors.ts";
+import { AppError, notFound, StorageUnavailable } from "../../lib/errors.ts";
+import { asStorageError } from "./writability.ts";
+import { mountTmpfs } from "../../../test/tmpfs.ts";
 
 function open(path: string) {
   const db = new Database(path, { create: true });
@@ -166,12 +168,93 @@ test("a lock held past the timeout fails the waiting writes with 503, and later 
 
 test("a BEGIN that fails for another reason than a lock settles the waiting writes instead of crashing", async () => {
   const { db } = fresh();
-  const commits = new GroupCommit(db, 1000);
-  db.run("BEGIN"); // the connection is already in a transaction: BEGIN IMMEDIATE fails, and not as "busy"
+  const commits = new GroupCommit(db, 1000, undefined, undefined, asStorageError);
+  db.run("PRAGMA query_only = 1"); // BEGIN IMMEDIATE fails with SQLITE_READONLY, not as "busy"
   const failed = await commits.run(() => db.run("INSERT INTO t (v) VALUES (1)")).catch((e) => e);
-  expect(failed).toBeInstanceOf(Error);
-  expect(String(failed.message)).toContain("transaction");
-  db.run("ROLLBACK");
+  expect(failed).toBeInstanceOf(StorageUnavailable);
+  expect(failed).toMatchObject({ status: 503, reason: "read-only", headers: { "retry-after": "5" } });
+  db.run("PRAGMA query_only = 0");
   await commits.run(() => db.run("INSERT INTO t (v) VALUES (2)"));
   expect(count(db)).toBe(1);
+});
+
+test("a transaction a failure left open on the connection is rolled back before the next batch", async () => {
+  const { db } = fresh();
+  const commits = new GroupCommit(db, 1000);
+  db.run("BEGIN");
+  db.run("INSERT INTO t (v) VALUES (1)"); // what an I/O error can leave behind: never committed
+  await commits.run(() => db.run("INSERT INTO t (v) VALUES (2)"));
+  expect(db.query("SELECT v FROM t").all()).toEqual([{ v: 2 }]);
+});
+
+test("a unit that hits a full database fails alone or with its batch, as its mode says; every write settles", async () => {
+  const { db } = fresh();
+  const commits = new GroupCommit(db, 1000, undefined, undefined, asStorageError);
+  await commits.run(() => db.run("INSERT INTO t (v) VALUES (0)"));
+  // No page may be added: a statement that needs one fails with SQLITE_FULL inside the transaction.
+  db.run(`PRAGMA max_page_count = ${(db.query("PRAGMA page_count").get() as { page_count: number }).page_count}`);
+  const grow = (name: string) => () => db.run(`CREATE TABLE ${name} (x)`); // a new table needs a page
+  const set = (v: number) => () => db.run("UPDATE t SET v = ?", [v]);
+  const guarded = await Promise.allSettled([commits.run(set(1)), commits.run(grow("a"))]);
+  expect(guarded[0]).toMatchObject({ status: "fulfilled" });
+  expect(guarded[1]).toMatchObject({ status: "rejected", reason: { status: 503, reason: "disk full" } });
+  expect(db.query("SELECT v FROM t").all()).toEqual([{ v: 1 }]);
+  // A checked unit's failure may come after its first write: the whole batch is rolled back.
+  const checked = await Promise.allSettled([commits.run(set(2)), commits.run(grow("b"), "checked")]);
+  for (const o of checked) expect(o).toMatchObject({ status: "rejected", reason: { status: 503, reason: "disk full" } });
+  expect(db.inTransaction).toBe(false);
+  expect(db.query("SELECT v FROM t").all()).toEqual([{ v: 1 }]);
+  db.run("PRAGMA max_page_count = 1073741823");
+  await commits.run(grow("c"));
+  await commits.run(set(3));
+  expect(db.query("SELECT v FROM t").all()).toEqual([{ v: 3 }]);
+});
+
+describe("on a full disk", () => {
+  const disk = mountTmpfs(2 * 1024 * 1024, "the group commit's test of a full disk");
+  afterAll(() => disk?.unmount());
+
+  test.skipIf(!disk)("a COMMIT the disk refuses fails every write of its batch with 503, and writes commit again once it has room", async () => {
+    const db = open(join(disk!.dir, "t.db"));
+    try {
+      db.run("CREATE TABLE t (v INTEGER UNIQUE, pad TEXT)");
+      const commits = new GroupCommit(db, 1000, undefined, undefined, asStorageError);
+      disk!.fill();
+      const write = (v: number) => commits.run(() => db.run("INSERT INTO t VALUES (?, ?)", [v, "x".repeat(3000)]));
+      const outcomes = await Promise.allSettled([write(1), write(2), write(3)]);
+      for (const o of outcomes) expect(o).toMatchObject({ status: "rejected", reason: { status: 503, reason: "disk full" } });
+      expect(db.inTransaction).toBe(false);
+      expect(count(db)).toBe(0);
+      disk!.free();
+      await Promise.all([write(4), write(5)]);
+      expect(count(db)).toBe(2);
+      expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    } finally {
+      db.close();
+    }
+  });
+
+  test.skipIf(!disk)("a unit whose pages spill to the full disk loses the whole transaction: its batch fails, nothing is left half done", async () => {
+    disk!.free();
+    const db = open(join(disk!.dir, "spill.db"));
+    try {
+      db.run("CREATE TABLE t (v INTEGER UNIQUE, pad TEXT)");
+      db.run("PRAGMA cache_size = 10"); // a unit larger than the cache writes pages to the WAL before its COMMIT
+      const commits = new GroupCommit(db, 1000, undefined, undefined, asStorageError);
+      disk!.fill();
+      const small = commits.run(() => db.run("INSERT INTO t VALUES (1, 'x')"));
+      const large = commits.run(() => {
+        for (let v = 2; v < 300; v++) db.run("INSERT INTO t VALUES (?, ?)", [v, "x".repeat(3000)]);
+      });
+      // SQLite rolled back the whole transaction, its savepoints with it: both fail, and the process goes on.
+      for (const o of await Promise.allSettled([small, large])) expect(o).toMatchObject({ status: "rejected", reason: { reason: "disk full" } });
+      expect(db.inTransaction).toBe(false);
+      disk!.free();
+      await commits.run(() => db.run("INSERT INTO t VALUES (1, 'x')"));
+      expect(count(db)).toBe(1);
+      expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    } finally {
+      db.close();
+    }
+  });
 });

@@ -16,17 +16,24 @@ import { startCheckpointThread } from "./checkpointer.ts";
 import { LockSignal } from "./lock-signal.ts";
 import { storeGauges } from "./gauges.ts";
 import type { Logger } from "../../lib/log.ts";
+import { LogEvents } from "../../lib/log-events.ts";
+import { systemClock, type Clock } from "../../lib/clock.ts";
+import { Outage } from "../outage.ts";
+import { writeReadiness } from "./writability.ts";
 
 /**
  * The WAL is kept bounded for every connection to the file by one timer (checkpoints.ts), so no connection
  * checkpoints inside its commits (db.ts). `checkpoints: "thread"` (the server) runs that timer on a thread of
- * its own (checkpointer.ts); by default it runs on this connection. `log` gets a checkpoint that failed (it is
- * tried again).
+ * its own (checkpointer.ts); by default it runs on this connection. `events` (else one made on `log`) gets the
+ * storage errors of this connection's writes and of the checkpoints, once per cause, and their recovery: a write
+ * the database refused starts an outage (store/outage.ts), probed on `clock` until a write commits again.
  */
 export type SqliteOptions = {
   durability: Durability;
   migrate?: boolean;
   log?: Logger;
+  events?: LogEvents;
+  clock?: Clock;
   checkpoints?: "inline" | "thread";
 };
 /** `lockSignal` goes to every other thread that writes the file (the delivery worker): lock-signal.ts. */
@@ -39,13 +46,22 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
   const sqlite = openDatabase(where.path, options.durability, where.temporary);
   if (options.migrate !== false) applyMigrations(sqlite);
   const lockSignal = new LockSignal();
-  const conn = connect(sqlite, lockSignal);
-  const report = (msg: string, error: unknown) => options.log?.error(msg, error === null ? undefined : { error: String(error) });
+  const events = options.events ?? (options.log && new LogEvents(options.log));
+  const clock = options.clock ?? systemClock;
+  const checkWritable = async (now: number) => conn.write((tx) => writeReadiness(tx.$client, now));
+  const outage = new Outage({
+    probe: () => checkWritable(clock.now()),
+    report: { failed: (cause, error) => events?.storageError(cause, error, "writes"), recovered: (cause) => events?.storageRecovered(cause, "writes") },
+  });
+  const conn = connect(sqlite, lockSignal, outage);
+  const checkpointReport = {
+    failed: (cause: string, error: unknown) => events?.storageError(cause, error, "checkpoint"),
+    recovered: (cause: string) => events?.storageRecovered(cause, "checkpoint"),
+  };
+  const problem = (msg: string, error: unknown) => options.log?.error(msg, error === null ? undefined : { error: String(error) });
   const thread = options.checkpoints === "thread"
-    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, lockSignal, report) : null;
-  const stopCheckpoints = thread
-    ? thread.stop
-    : startCheckpoints(sqlite, where.path, (error) => report("checkpoint failed; the next one tries again", error));
+    ? startCheckpointThread(sqlite, where.path, options.durability, where.temporary, lockSignal, checkpointReport, problem) : null;
+  const stopCheckpoints = thread ? thread.stop : startCheckpoints(sqlite, where.path, checkpointReport);
   // On the checkpoint thread when there is one, so a large count never holds up requests; here otherwise.
   const gaugesHere = storeGauges(sqlite, where.path);
   const gauges = thread ? (now: number) => thread.gauges(now).catch(() => gaugesHere(now)) : gaugesHere;
@@ -60,11 +76,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
     events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
     idempotency: idempotencyStore(conn),
-    async checkWritable(now) {
-      await conn.write((tx) => {
-        tx.$client.query("INSERT INTO readiness (id, checked_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at").run(now);
-      });
-    },
+    checkWritable,
     async compact() {
       // Rewrites the file without its free pages; it holds the write lock throughout (commands.ts runs it only
       // while no server holds the file).
@@ -79,6 +91,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
       sqlite.run("VACUUM INTO ?", [file]);
     },
     async close() {
+      outage.stop();
       await stopCheckpoints();
       sqlite.close();
       removeTemporary(where);

@@ -4,11 +4,10 @@
  * lock busy, tries again the moment it is free instead of after a timer.
  *
  * SQLite has no wake-up of its own: a busy BEGIN is retried by sleeping (bun:sqlite's busy handler) or, here,
- * on a 1 ms timer. The worker holds the lock about 0.2 ms per step, so each collision cost the publishes waiting
- * in the batch five times what the worker took; during ingest with one listener, 150-190 busy tries a second
- * kept publishes from committing for 160-210 ms of it (100-130 ms with this signal).
+ * on a 1 ms timer. The worker holds the lock a fraction of a millisecond per step, so waiting out a timer cost
+ * the publishes in the batch several times what the worker took.
  * Only the API thread waits on the signal. The worker keeps its timer: handing the lock to every waiter at once
- * gave the worker more turns and ingest less (tried in an earlier session, README).
+ * gives the worker more turns and ingest less.
  */
 export class LockSignal {
   private readonly cell: Int32Array;

@@ -30,7 +30,7 @@ export function findQueue(tx: Db | Tx, orgId: string, id: string): Queue {
 /**
  * The queues one write transaction of a connection has read, by organization and id. The publishes of a batch
  * read the same queue again and again (its schema id guards against a change since they were validated): a
- * SELECT and a JSON.parse per publish, 1.7-1.9 µs of about 40 in-process. Nothing else writes queues while this
+ * SELECT and a JSON.parse per publish, a few percent of its cost. Nothing else writes queues while this
  * connection holds the write lock, so the memo holds until the transaction ends; the group commit clears it at
  * every BEGIN (conn.ts) and every queue write clears it before it changes a queue.
  */

@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 
 const STORAGE = "fanout.apiKey";
 const listeners = new Set<() => void>();
-/** Why the last session ended, when the server ended it (a key refused with 401 while in use). */
+/** Why the sign-in ended, when the server ended it (a key refused with 401 while in use). */
 let endedBecause: string | null = null;
 
 function read(): string | null {
