@@ -18,6 +18,7 @@ const SAME_ON_BOTH: Record<string, string> = {
   "cli.test.ts": "version, help and completion: no database",
   "file-limit.test.ts": "the process's open-file limit",
   "one-server.test.ts": "SQLite's one-server-per-file lock",
+  "storage-full.test.ts": "SQLite's file on a full tmpfs (postgres-restart.test.ts covers a server that cannot be used)",
   "readme.test.ts": "the README's quick start, on its SQLite file",
   "release.test.ts": "the release build",
   "instances.test.ts": "PostgreSQL-only, ran in the first half",

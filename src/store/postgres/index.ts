@@ -11,8 +11,8 @@ import { listenerStore } from "./listeners.ts";
 import { messageStore } from "./messages.ts";
 import { eventStore } from "./events.ts";
 import { deliveryStore } from "./deliveries.ts";
-import { CHANGES_CHANNEL, type Change } from "./notifications.ts";
-import { lockoutStore, type LockWatchers } from "./lockouts.ts";
+import { changeFeed } from "./changes.ts";
+import { lockoutStore } from "./lockouts.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { storeGauges } from "./gauges.ts";
 import { guarded } from "./errors.ts";
@@ -22,6 +22,7 @@ import { LOCKS } from "./locks.ts";
 import type { PublishedMessage, Store } from "../index.ts";
 import { randomBase62 } from "../../lib/ids.ts";
 import { Outage } from "../outage.ts";
+import { watched, watchedError } from "./watched.ts";
 import type { LogEvents } from "../../lib/log-events.ts";
 import { systemClock, type Clock } from "../../lib/clock.ts";
 
@@ -60,41 +61,15 @@ const TABLES = ["orgs", "api_keys", "queues", "listeners", "messages", "deliveri
  */
 export async function openPostgresStore(location: string, options: PostgresOptions): Promise<PostgresStore> {
   const target = parsePostgresUrl(location);
-  // Every statement is a prepared one over indexed keys: a generic plan, planned once per connection, serves them
-  // all, where PostgreSQL's default planned the publish statement anew on most executions.
-  const client = openClient(target, options.pool, options.role, { plan_cache_mode: "force_generic_plan" });
-  try {
-    await checkReachable(client, target);
-    if (options.migrate !== false) await applyMigrations(client);
-  } catch (e) {
-    await client.close();
-    throw e;
-  }
+  const client = await connect(target, options);
   const db = drizzleOf(client);
   const instance = `i${randomBase62(10)}`;
   const writes = new Writer<Publish, PublishedMessage>((batch) => publishBatch(client, batch, instance));
   const conn: Conn = { db, client, write: (fn) => writes.alone(() => db.transaction(fn)) };
   const leadership = new Leadership(target, LOCKS.sweeps, options.role);
-  const announce = (change: Change) => client.notify(CHANGES_CHANNEL, JSON.stringify(change)).catch(() => {
-    // Another instance's cache then ages out by itself (api-keys.ts); the change itself is committed.
-  });
-  // What other instances change, heard from the first key lookup or lockout watcher on (a server's requests).
-  const watchers: LockWatchers = [];
-  const changed = (payload: string) => {
-    const change = parseChange(payload);
-    if (change?.kind === "keys") apiKeys.forget();
-    if (change?.kind === "lock") for (const w of watchers) w.locked(change.address, change.until);
-  };
-  const resubscribed = () => {
-    apiKeys.forget();
-    for (const w of watchers) w.resync();
-  };
-  let subscription: Promise<unknown> | undefined;
-  const subscribe = async () => void (await (subscription ??= client.listen(CHANGES_CHANNEL, changed, resubscribed)));
-  const apiKeys = apiKeyStore(conn, () => void announce({ kind: "keys" }), () => {
-    // Until it is up the cache's lifetime bounds staleness; a failure is tried again at the next lookup.
-    if (!subscription) subscribe().catch(() => (subscription = undefined));
-  });
+  const feed = changeFeed(client);
+  const apiKeys = apiKeyStore(conn, () => feed.announce({ kind: "keys" }), feed.start);
+  feed.keys = apiKeys;
   const deliveries = deliveryStore(client);
   const checkWritable = deliveries.checkWritable;
   const events = options.events;
@@ -109,7 +84,7 @@ export async function openPostgresStore(location: string, options: PostgresOptio
     instance,
     orgs: w(orgStore(conn)),
     apiKeys: w(apiKeys),
-    lockouts: w(lockoutStore(client, watchers, subscribe)),
+    lockouts: w(lockoutStore(client, feed.watchers, feed.subscribe)),
     queues: w(queueStore(conn)),
     listeners: w(listenerStore(conn)),
     messages: w(messageStore(conn, (p) => writes.batched(p))),
@@ -121,15 +96,7 @@ export async function openPostgresStore(location: string, options: PostgresOptio
     async backup() {
       throw new Error("a PostgreSQL database is backed up with pg_dump");
     },
-    // Rewrites each table without its dead rows, locking it meanwhile (commands.ts runs it with no instance connected).
-    compact: () => guarded(async () => void (await client.unsafe(`VACUUM (FULL, ANALYZE) ${TABLES.join(", ")}`))),
-    otherSessions: () =>
-      guarded(async () => {
-        const [row] = await client`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
-          AND application_name LIKE 'fanout %' AND application_name NOT LIKE 'fanout command%' AND pid <> pg_backend_pid()`;
-        return Number(row.n);
-      }),
-    databaseBytes: () => guarded(async () => Number((await client`SELECT pg_database_size(current_database()) AS n`)[0].n)),
+    ...administration(client),
     leads: () => leadership.lead(),
     async close() {
       outage.stop();
@@ -139,42 +106,32 @@ export async function openPostgresStore(location: string, options: PostgresOptio
   };
 }
 
-/**
- * `part` with every function's storage error (StorageUnavailable) told to `outage` on its way out, so an
- * unreachable server writes one log line however many requests fail on it (SQLite's store does this in its write
- * path, sqlite/conn.ts).
- */
-function watched<T extends object>(part: T, outage: Outage): T {
-  const out: Record<string, unknown> = {};
-  const absorb = (e: unknown) => watchedError(e, outage);
-  for (const [name, value] of Object.entries(part)) {
-    if (typeof value !== "function") {
-      out[name] = value;
-      continue;
-    }
-    out[name] = (...args: unknown[]) => {
-      try {
-        const result = value.apply(part, args);
-        return result instanceof Promise ? result.catch(absorb) : result;
-      } catch (e) {
-        return absorb(e);
-      }
-    };
-  }
-  return out as T;
-}
-
-function watchedError(e: unknown, outage: Outage): never {
-  outage.absorb(e);
-  throw e;
-}
-
-/** A notification on CHANGES, or null for a payload fanout did not send (a throw here would end the process). */
-function parseChange(payload: string): Change | null {
+/** The API's pool, reachable and migrated (unless told not to). */
+async function connect(target: PostgresTarget, options: PostgresOptions): Promise<SQL> {
+  // Every statement is a prepared one over indexed keys: a generic plan, planned once per connection, serves them
+  // all, where PostgreSQL's default planned the publish statement anew on most executions.
+  const client = openClient(target, options.pool, options.role, { plan_cache_mode: "force_generic_plan" });
   try {
-    const change = JSON.parse(payload) as Change;
-    return change?.kind === "keys" || (change?.kind === "lock" && typeof change.address === "string" && Number.isFinite(change.until)) ? change : null;
-  } catch {
-    return null; // not JSON: not ours
+    await checkReachable(client, target);
+    if (options.migrate !== false) await applyMigrations(client);
+    return client;
+  } catch (e) {
+    await client.close();
+    throw e;
   }
+}
+
+/** What `fanout compact` asks of the database as a whole. */
+function administration(client: SQL): Pick<PostgresStore, "compact" | "otherSessions" | "databaseBytes"> {
+  return {
+    // Rewrites each table without its dead rows, locking it meanwhile (commands.ts runs it with no instance connected).
+    compact: () => guarded(async () => void (await client.unsafe(`VACUUM (FULL, ANALYZE) ${TABLES.join(", ")}`))),
+    otherSessions: () =>
+      guarded(async () => {
+        const [row] = await client`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
+          AND application_name LIKE 'fanout %' AND application_name NOT LIKE 'fanout command%' AND pid <> pg_backend_pid()`;
+        return Number(row.n);
+      }),
+    databaseBytes: () => guarded(async () => Number((await client`SELECT pg_database_size(current_database()) AS n`)[0].n)),
+  };
 }

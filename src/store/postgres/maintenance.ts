@@ -1,17 +1,12 @@
 /**
- * The delivery claim (delivery-sql.ts) reads the oldest due rows through an index and stops after a window, and
- * that stays fast only while PostgreSQL's housekeeping keeps up. Autovacuum does that work on a server configured
- * as usual; where it is off, or behind a table that changes thousands of times a second, the instance that leads
- * the delivery housekeeping does it itself, only for fanout's tables, and only what autovacuum's own thresholds
- * would have done by then:
- * - statistics: without them the planner sorted every due row on every claim instead (27 ms a claim with 4,000 due
- *   rows here, and more with every row); tables changed by more than 50 rows and 10 % since their last analysis
- *   are analyzed;
- * - dead rows: every claim and settlement leaves the row's old version behind, and the index the claim reads
- *   starts with the versions of the rows claimed last, which every claim steps over until a vacuum removes them
- *   (publish-to-received took seconds after 100,000 deliveries without one); tables with more than 10,000 dead
- *   rows and 20 % (autovacuum's scale) are vacuumed, at most every 10 s each: a vacuum reads the whole table and
- *   every index, so more often cost more than the dead rows did.
+ * The delivery claim (delivery-sql.ts) reads the oldest due rows through an index and stops after a window, which
+ * stays fast only while PostgreSQL's housekeeping keeps up. Where autovacuum is off or behind, the instance that
+ * leads the delivery housekeeping does it for fanout's tables, with autovacuum's own thresholds:
+ * - statistics, without which the planner sorts every due row on every claim: tables changed by more than 50
+ *   rows and 10 % since their last analysis are analyzed;
+ * - dead rows, which every claim steps over at the head of its index until a vacuum removes them: tables with
+ *   more than 10,000 dead rows and 20 % are vacuumed, at most every 10 s each, since a vacuum reads the whole
+ *   table and every index. docs/postgres.md has the measurements.
  */
 import type { SQL } from "bun";
 

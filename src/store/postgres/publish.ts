@@ -14,9 +14,9 @@
  *   then    per publish whether its queue was found and whether it was stored, and a NOTIFY that wakes the
  *           delivery workers of every instance at the commit (none when no delivery was written).
  *
- * The SQLite store fans out later, in its delivery worker, because the delivery rows were a third of a publish's
- * time on its single writer; here the statement writes them for the whole batch at once, and several instances
- * write at the same time, so the fan-out stays where the contract puts it.
+ * The SQLite store fans out later, in its delivery worker, to keep its single writer short; here the statement
+ * writes the deliveries of the whole batch at once, and several instances write at the same time, so the fan-out
+ * stays where the contract puts it (docs/postgres.md).
  */
 import type { SQL } from "bun";
 import { eventIdSql, randomEventTail } from "./events.ts";
@@ -90,8 +90,8 @@ const unclaimed = (p: Publish) => {
 
 /**
  * Stores a batch of publishes in one statement; per publish its message, or the error that refused it. The batch
- * travels as one JSON text: encoding array parameters (a PostgreSQL array literal per column, every data string
- * quoted and escaped in JavaScript) was a tenth of the API thread's time, where JSON.stringify is native.
+ * travels as one JSON text, which JSON.stringify makes natively, where array parameters are encoded (a literal
+ * per column, every string quoted and escaped) in JavaScript.
  */
 export async function publishBatch(client: SQL, batch: Publish[], instance: string): Promise<(PublishedMessage | Error)[]> {
   const ids = batch.map((p) => newId("message", p.now));
