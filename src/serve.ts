@@ -9,7 +9,7 @@ import { bootstrap, type Onboarded } from "./modules/organizations/onboarding.ts
 import { buildHandler } from "./http/app.ts";
 import { serve } from "./http/server.ts";
 import { loadTls } from "./http/tls.ts";
-import { uiRoutes } from "./ui/routes.ts";
+import { uiHandler } from "./ui/routes.ts";
 import { startDelivery } from "./delivery/supervisor.ts";
 import { startEventSweep } from "./modules/events/sweep.ts";
 import { systemClock } from "./lib/clock.ts";
@@ -43,8 +43,8 @@ export async function runServe(config: Config): Promise<number> {
   };
   const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, copyRequest, metrics };
   const isStopping = () => stopping;
-  const routes = uiRoutes({ isStopping, log });
-  const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping, log, originals, routes });
+  const ui = uiHandler({ isStopping, log });
+  const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping, log, originals, ui });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
   if (config.logFormat === "text") printWelcome(config, url, description, tls.description, onboarded);
   else if (onboarded?.generated) printOwnerKey(onboarded);

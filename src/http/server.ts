@@ -17,8 +17,8 @@ export type Tls = { cert: string; key: string } | null;
  */
 export type ServerOptions = {
   host: string; port: number; tls: Tls; isStopping: () => boolean; log: Logger; originals?: WeakMap<Request, Request>;
-  /** Paths Bun routes natively before `fetch` (the dashboard), so the API's requests pay nothing for them. */
-  routes?: Record<string, Fetch>;
+  /** The dashboard, for /ui and the paths below it (answered before the API's routing). */
+  ui?: Fetch;
 };
 type Fetch = (request: Request) => Response | Promise<Response>;
 
@@ -31,6 +31,14 @@ export function routable(request: Request): Request {
   return readdressed(request, origin, `${versioned ? path : `/v1${path === "/" ? "" : path}`}${search}`);
 }
 
+/** /ui, /ui/… or /ui?…, read off an absolute URL without parsing it (the API's requests pass here too). */
+export function isUiPath(url: string): boolean {
+  const at = url.indexOf("/", url.indexOf("://") + 3);
+  if (at < 0 || !url.startsWith("/ui", at)) return false;
+  const next = url.charCodeAt(at + 3);
+  return Number.isNaN(next) || next === 47 || next === 63; // end, "/" or "?"
+}
+
 export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
   return Bun.serve({
     hostname: options.host,
@@ -38,7 +46,6 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
     // Bun answers a body over this itself, without JSON; negotiation.ts bounds bodies (1 MiB) and answers in JSON.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
-    ...(options.routes ? { routes: options.routes } : {}),
     fetch(request: Request) {
       if (options.isStopping()) {
         const detail = "The service is shutting down.";
@@ -46,6 +53,7 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
       }
       // Bun leaves the URL relative when it cannot use the Host header; routing and links need an absolute one.
       if (!request.url.includes("://")) return errorResponse(400, "The Host header is not a usable host name.");
+      if (options.ui && isUiPath(request.url)) return options.ui(request);
       const routed = routable(boundedBody(request));
       if (routed !== request) options.originals?.set(routed, request);
       return fetch(routed);

@@ -1,8 +1,9 @@
 /**
- * The dashboard at /ui/ (PRODUCT §11), as Bun.serve `routes`: Bun matches them natively before the API's fetch
- * handler runs, so the API's requests pay nothing for them. The page needs no key (it asks for one and calls
- * /v1 with it); every answer carries a strict Content-Security-Policy. Paths under /ui/ that are not files are
- * the app's own routes and get the page; a missing file (a name with a dot) is a 404.
+ * The dashboard at /ui/ (PRODUCT §11), answered by the server ahead of the API after one test of the path
+ * (http/server.ts), not as Bun.serve `routes`: while any are set, every HTTP/1.1 request is slower
+ * (docs/performance.md). The page needs no key (it asks for one and calls /v1 with it); every answer carries a
+ * strict Content-Security-Policy. Paths under /ui/ that are not files are the app's own routes and get the page;
+ * a missing file (a name with a dot) is a 404.
  */
 import page from "./client/index.html";
 import { loadAssets, type Asset, type Assets } from "./assets.ts";
@@ -54,7 +55,8 @@ function notFound(): Response {
   return new Response("Not found. The dashboard is at /ui/.\n", { status: 404, headers: { ...SECURITY_HEADERS, "content-type": "text/plain;charset=utf-8" } });
 }
 
-export function uiRoutes(options: UiOptions): Record<string, Handler> {
+/** The dashboard's handler, for requests to /ui and below (http/server.ts `isUiPath`). */
+export function uiHandler(options: UiOptions): Handler {
   let loading: Promise<Assets> | null = null;
   const assets = () => (loading ??= loadAssets(page).catch((error) => {
     loading = null;
@@ -81,8 +83,9 @@ export function uiRoutes(options: UiOptions): Record<string, Handler> {
     return answer(request, loaded.index, PAGE_CACHE);
   }
 
-  return {
-    "/ui": (request) => new Response(null, { status: 308, headers: { ...SECURITY_HEADERS, location: `/ui/${splitUrl(request.url).search}` } }),
-    "/ui/*": serveUi,
+  return (request) => {
+    const { path, search } = splitUrl(request.url);
+    if (path === "/ui") return new Response(null, { status: 308, headers: { ...SECURITY_HEADERS, location: `/ui/${search}` } });
+    return serveUi(request);
   };
 }

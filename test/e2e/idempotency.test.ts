@@ -245,15 +245,22 @@ async function killBetweenCommitAndAnswer(server: Fanout): Promise<number> {
   }
 }
 
-/** The same on PostgreSQL: a lock on the table that lets readers in but no writer keeps the answers out. */
+/**
+ * The same on PostgreSQL: a lock on the table that lets readers in but no writer keeps the answers out. A killed
+ * client's statements already sent still run on the server once the lock is free, so the dead server's backends are
+ * ended while the lock is held: what was counted is then what the restarted server finds.
+ */
 async function killBetweenCommitAndAnswerOnPostgres(server: Fanout): Promise<number> {
   return withTestDatabase(server.dbPath, (pg) =>
     waitFor(() =>
       pg.begin(async (tx) => {
         await tx`LOCK TABLE idempotency_keys IN SHARE MODE`;
         const [{ n }] = await tx`SELECT count(*)::int AS n FROM idempotency_keys WHERE response IS NULL`;
-        if (n > 0) server.kill();
-        return n > 0 ? (n as number) : undefined;
+        if (n === 0) return undefined;
+        server.kill();
+        await tx`SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+                 WHERE datname = current_database() AND application_name LIKE 'fanout %' AND pid <> pg_backend_pid()`;
+        return n as number;
       }), 10_000, () => "no key was ever committed without its answer"));
 }
 
