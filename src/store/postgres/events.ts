@@ -15,24 +15,13 @@ import { guarded } from "./errors.ts";
 import { lookupId } from "./text.ts";
 import { randomBase62 } from "../../lib/ids.ts";
 import type { PgDb } from "./client.ts";
-import type { EventStore, UsageEvent } from "../index.ts";
+import type { EventStore } from "../index.ts";
+import { toEvent } from "../rows.ts";
 
 /** The id of the event with key seq `seq` (an SQL expression), without its random tail. */
 export const eventIdSql = (seq: string) => `'evt_' || lpad(to_hex(${seq}), 12, '0')`;
 export const randomEventTail = () => randomBase62(8);
 
-type Row = typeof events.$inferSelect;
-const ref = (id: string | null, name: string | null) => (id ? { id, name: name ?? "" } : null);
-const toEvent = (r: Row): UsageEvent => ({
-  id: r.id,
-  type: r.type,
-  storedAt: r.storedAt,
-  orgId: r.orgId,
-  apiKey: ref(r.apiKeyId, r.apiKeyName),
-  queue: ref(r.queueId, r.queueName),
-  listener: ref(r.listenerId, r.listenerName),
-  message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
-});
 
 /** Rows deleted per statement: each batch is short, and new events are never in its way. */
 const SWEEP_BATCH = 2_000;

@@ -8,7 +8,8 @@ import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
-import type { Listener, ListenerSecrets, ListenerStore } from "../index.ts";
+import type { Listener, ListenerStore } from "../index.ts";
+import { listenerNameTaken as taken, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => ({
@@ -33,14 +34,6 @@ async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: stri
   if (!row) throw notFound("The listener");
   return row;
 }
-
-/** The previous secret is reported only while its grace period lasts. */
-const toSecrets = (r: Row, now: number): ListenerSecrets =>
-  r.previousSecret && r.previousSecretUntil && r.previousSecretUntil > now
-    ? { current: r.secret, previous: r.previousSecret, previousUntil: r.previousSecretUntil }
-    : { current: r.secret, previous: null, previousUntil: null };
-
-const taken = (name: string) => `A listener named '${name}' already exists on this queue.`;
 
 export function listenerStore({ db, write }: Conn): ListenerStore {
   return {

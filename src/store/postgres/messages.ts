@@ -5,19 +5,12 @@ import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
-import { notFound, unprocessable } from "../../lib/errors.ts";
-import type { Message, MessageStore, PublishedMessage } from "../index.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { MessageStore, PublishedMessage } from "../index.ts";
 import type { Publish } from "./publish.ts";
+import { chooseTargets, toMessage } from "../rows.ts";
 
 type Row = typeof messages.$inferSelect;
-const toMessage = (r: Row): Message => ({
-  id: r.id,
-  orgId: r.orgId,
-  queueId: r.queueId,
-  name: r.name,
-  data: JSON.parse(r.data),
-  createdAt: r.createdAt,
-});
 
 async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: string): Promise<Row> {
   await findQueue(db, orgId, queueId);
@@ -27,20 +20,6 @@ async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: stri
     .where(and(eq(messages.orgId, orgId), eq(messages.queueId, queueId), eq(messages.id, lookupId(id))));
   if (!row) throw notFound("The message");
   return row;
-}
-
-type Target = { id: number; listenerId: string };
-
-/** The targets named, or all of them; 422 for a name that is not one of them (before anything is written). */
-function choose(targets: Target[], listenerIds: string[] | null): Target[] {
-  if (listenerIds === null) return targets;
-  const known = new Set(targets.map((t) => t.listenerId));
-  const unknown = listenerIds.map((l, i) => ({ l, i })).filter(({ l }) => !known.has(l));
-  if (unknown.length) {
-    throw unprocessable("The message was not fanned out to these listeners.", unknown.map(({ i }) => ({ path: `/listeners/${i}`, message: "is not one of the message's listeners" })));
-  }
-  const wanted = new Set(listenerIds);
-  return targets.filter((t) => wanted.has(t.listenerId));
 }
 
 /**
@@ -119,7 +98,7 @@ export function messageStore({ db, write }: Conn, publish: (p: Publish) => Promi
           .from(deliveries)
           .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
           .where(eq(deliveries.messageSeq, row.seq));
-        const chosen = choose(targets, listenerIds);
+        const chosen = chooseTargets(targets, listenerIds);
         const n = await startAgain(tx, chosen.map((t) => t.id), now);
         await recordEvent(tx, orgId, "message_redelivered", now, actor, { queue, message: { id, name: row.name } });
         return n;

@@ -7,16 +7,8 @@ import type { PgDb, PgTx } from "./client.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Queue, QueueStore } from "../index.ts";
+import { toQueue } from "../rows.ts";
 
-type Row = typeof queues.$inferSelect;
-const toQueue = (r: Row): Queue => ({
-  id: r.id,
-  orgId: r.orgId,
-  name: r.name,
-  schema: r.schema === null ? null : JSON.parse(r.schema),
-  schemaId: r.schemaId,
-  createdAt: r.createdAt,
-});
 
 export async function findQueue(db: PgDb | PgTx, orgId: string, id: string): Promise<Queue> {
   const [row] = await db.select().from(queues).where(and(eq(queues.orgId, orgId), eq(queues.id, lookupId(id))));
@@ -33,7 +25,7 @@ export function queueStore({ db, write }: Conn): QueueStore {
         const row = { id: newId("queue", now), orgId, name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId, createdAt: now };
         await unique(taken(input.name), () => tx.insert(queues).values(row));
         await recordEvent(tx, orgId, "queue_added", now, actor, { queue: row });
-        return toQueue({ ...row, seq: 0 });
+        return toQueue(row);
       }),
     list: (orgId, visible, page) =>
       guarded(async () => {

@@ -4,17 +4,9 @@ import { recordEvent, countOf, type Conn, type Db, type Tx } from "./shared.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Actor, ApiKey, ApiKeyStore, NewApiKey } from "../index.ts";
+import { toKey } from "../rows.ts";
 
 type Row = typeof apiKeys.$inferSelect;
-const toKey = (r: Row): ApiKey => ({
-  id: r.id,
-  orgId: r.orgId,
-  name: r.name,
-  status: r.status,
-  scopes: JSON.parse(r.scopes),
-  owner: r.owner,
-  createdAt: r.createdAt,
-});
 
 /** Inside the caller's transaction, so onboarding makes an organization and its owner key atomically. */
 export function insertKey(tx: Tx, orgId: string, key: NewApiKey, now: number, actor: Actor | null): string {

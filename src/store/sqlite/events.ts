@@ -14,20 +14,9 @@ import { events, orgs } from "./schema.ts";
 import { transactionMemo } from "./transaction-memo.ts";
 import type { Conn, Tx } from "./shared.ts";
 import { base62, fromBase62, randomBase62 } from "../../lib/ids.ts";
-import type { EventStore, UsageEvent } from "../index.ts";
+import type { EventStore } from "../index.ts";
+import { toEvent } from "../rows.ts";
 
-type Row = typeof events.$inferSelect;
-const ref = (id: string | null, name: string | null) => (id ? { id, name: name ?? "" } : null);
-const toEvent = (r: Row): UsageEvent => ({
-  id: r.id,
-  type: r.type,
-  storedAt: r.storedAt,
-  orgId: r.orgId,
-  apiKey: ref(r.apiKeyId, r.apiKeyName),
-  queue: ref(r.queueId, r.queueName),
-  listener: ref(r.listenerId, r.listenerName),
-  message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
-});
 
 const SEQ_LIMIT = 62 ** 4;
 

@@ -6,7 +6,8 @@ import { findQueue } from "./queues.ts";
 import { lastMessageSeq } from "./fanout.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
-import type { Listener, ListenerSecrets, ListenerStore } from "../index.ts";
+import type { Listener, ListenerStore } from "../index.ts";
+import { listenerNameTaken as taken, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => ({
@@ -32,14 +33,6 @@ function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
   if (!row) throw notFound("The listener");
   return row;
 }
-
-/** The previous secret is reported only while its grace period lasts. */
-const toSecrets = (r: Row, now: number): ListenerSecrets =>
-  r.previousSecret && r.previousSecretUntil && r.previousSecretUntil > now
-    ? { current: r.secret, previous: r.previousSecret, previousUntil: r.previousSecretUntil }
-    : { current: r.secret, previous: null, previousUntil: null };
-
-const taken = (name: string) => `A listener named '${name}' already exists on this queue.`;
 
 export function listenerStore({ db, write }: Conn): ListenerStore {
   return {

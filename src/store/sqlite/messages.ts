@@ -4,18 +4,11 @@ import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from 
 import { findQueue, queueOfWrite } from "./queues.ts";
 import { fannedOutUpTo, nextMessageSeq } from "./fanout.ts";
 import { newId } from "../../lib/ids.ts";
-import { notFound, SchemaChanged, unprocessable } from "../../lib/errors.ts";
-import type { Message, MessageStore, Actor, PublishInput, PublishedMessage, DeliveryStatus } from "../index.ts";
+import { notFound, SchemaChanged } from "../../lib/errors.ts";
+import type { MessageStore, Actor, PublishInput, PublishedMessage, DeliveryStatus } from "../index.ts";
+import { chooseTargets, toMessage } from "../rows.ts";
 
 type Row = typeof messages.$inferSelect;
-const toMessage = (r: Row): Message => ({
-  id: r.id,
-  orgId: r.orgId,
-  queueId: r.queueId,
-  name: r.name,
-  data: JSON.parse(r.data),
-  createdAt: r.createdAt,
-});
 
 function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
   findQueue(tx, orgId, queueId);
@@ -48,18 +41,6 @@ function deliveryTargets(tx: Tx, messageSeq: number): Target[] {
   return tx.$client
     .query<Target, [number]>("SELECT d.id AS id, l.id AS listenerId FROM deliveries d JOIN listeners l ON l.seq = d.listener_seq WHERE d.message_seq = ?")
     .all(messageSeq);
-}
-
-/** The targets named, or all of them; 422 for a name that is not one of them (before anything is written). */
-function choose(targets: Target[], listenerIds: string[] | null): Target[] {
-  if (listenerIds === null) return targets;
-  const known = new Set(targets.map((t) => t.listenerId));
-  const unknown = listenerIds.map((l, i) => ({ l, i })).filter(({ l }) => !known.has(l));
-  if (unknown.length) {
-    throw unprocessable("The message was not fanned out to these listeners.", unknown.map(({ i }) => ({ path: `/listeners/${i}`, message: "is not one of the message's listeners" })));
-  }
-  const wanted = new Set(listenerIds);
-  return targets.filter((t) => wanted.has(t.listenerId));
 }
 
 /**
@@ -159,7 +140,7 @@ export function messageStore({ db, write }: Conn): MessageStore {
         const row = findRow(tx, orgId, queueId, id);
         const fannedOut = row.seq <= fannedOutUpTo(tx);
         const targets = fannedOut ? deliveryTargets(tx, row.seq) : notFannedOut(tx, row).map((d) => ({ id: 0, listenerId: d.listenerId }));
-        const chosen = choose(targets, listenerIds);
+        const chosen = chooseTargets(targets, listenerIds);
         // Not fanned out yet: its deliveries are about to start their first cycle, which is what was asked.
         const n = fannedOut ? startAgain(tx, chosen.map((t) => t.id), now) : chosen.length;
         recordEvent(tx, orgId, "message_redelivered", now, actor, { queue, message: { id, name: row.name } });

@@ -5,16 +5,8 @@ import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Queue, QueueStore } from "../index.ts";
+import { toQueue } from "../rows.ts";
 
-type Row = typeof queues.$inferSelect;
-export const toQueue = (r: Row): Queue => ({
-  id: r.id,
-  orgId: r.orgId,
-  name: r.name,
-  schema: r.schema === null ? null : JSON.parse(r.schema),
-  schemaId: r.schemaId,
-  createdAt: r.createdAt,
-});
 
 type RawQueue = { id: string; org_id: string; name: string; schema: string | null; schema_id: string | null; created_at: number };
 
@@ -58,7 +50,7 @@ export function queueStore({ db, write }: Conn): QueueStore {
         const row = { id: newId("queue", now), orgId, name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId, createdAt: now };
         unique(taken(input.name), () => tx.insert(queues).values(row).run());
         recordEvent(tx, orgId, "queue_added", now, actor, { queue: row });
-        return toQueue({ ...row, seq: 0 });
+        return toQueue(row);
       });
     },
     async list(orgId, visible, page) {

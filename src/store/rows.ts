@@ -1,0 +1,70 @@
+/**
+ * What both backends do alike once a row is read: stored rows to the store's types, and the choices made on them
+ * before anything is written. Rows are typed by shape, since each dialect's Drizzle schema types its own.
+ */
+import { unprocessable } from "../lib/errors.ts";
+import type { ApiKey, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
+
+export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey => ({
+  id: r.id,
+  orgId: r.orgId,
+  name: r.name,
+  status: r.status,
+  scopes: JSON.parse(r.scopes),
+  owner: r.owner,
+  createdAt: r.createdAt,
+});
+
+export const toQueue = (r: Omit<Queue, "schema"> & { schema: string | null }): Queue => ({
+  id: r.id,
+  orgId: r.orgId,
+  name: r.name,
+  schema: r.schema === null ? null : JSON.parse(r.schema),
+  schemaId: r.schemaId,
+  createdAt: r.createdAt,
+});
+
+export const toMessage = (r: Omit<Message, "data"> & { data: string }): Message => ({
+  id: r.id,
+  orgId: r.orgId,
+  queueId: r.queueId,
+  name: r.name,
+  data: JSON.parse(r.data),
+  createdAt: r.createdAt,
+});
+
+type EventRow = Pick<UsageEvent, "id" | "type" | "storedAt" | "orgId"> & {
+  apiKeyId: string | null; apiKeyName: string | null; queueId: string | null; queueName: string | null;
+  listenerId: string | null; listenerName: string | null; messageId: string | null; messageName: string | null;
+};
+const ref = (id: string | null, name: string | null) => (id ? { id, name: name ?? "" } : null);
+export const toEvent = (r: EventRow): UsageEvent => ({
+  id: r.id,
+  type: r.type,
+  storedAt: r.storedAt,
+  orgId: r.orgId,
+  apiKey: ref(r.apiKeyId, r.apiKeyName),
+  queue: ref(r.queueId, r.queueName),
+  listener: ref(r.listenerId, r.listenerName),
+  message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
+});
+
+/** The previous secret is reported only while its grace period lasts. */
+export const toSecrets = (r: { secret: string; previousSecret: string | null; previousSecretUntil: number | null }, now: number): ListenerSecrets =>
+  r.previousSecret && r.previousSecretUntil && r.previousSecretUntil > now
+    ? { current: r.secret, previous: r.previousSecret, previousUntil: r.previousSecretUntil }
+    : { current: r.secret, previous: null, previousUntil: null };
+
+export const listenerNameTaken = (name: string) => `A listener named '${name}' already exists on this queue.`;
+
+/** The redelivery targets named, or all of them; 422 for a name that is not one of them (before anything is written). */
+export function chooseTargets<T extends { listenerId: string }>(targets: T[], listenerIds: string[] | null): T[] {
+  if (listenerIds === null) return targets;
+  const known = new Set(targets.map((t) => t.listenerId));
+  const unknown = listenerIds.map((l, i) => ({ l, i })).filter(({ l }) => !known.has(l));
+  if (unknown.length) {
+    throw unprocessable("The message was not fanned out to these listeners.", unknown.map(({ i }) => ({ path: `/listeners/${i}`, message: "is not one of the message's listeners" })));
+  }
+  const wanted = new Set(listenerIds);
+  return targets.filter((t) => wanted.has(t.listenerId));
+}
