@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigSchema, type Shell } from "./config.ts";
 import { completionScript } from "./completion.ts";
+import { tempFolder } from "../test/support/temp.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "fanout-completion-"));
+const dir = tempFolder("fanout-completion-");
 const scriptFile = (shell: Shell) => {
   const file = join(dir, `fanout.${shell}`);
   writeFileSync(file, completionScript(shell));

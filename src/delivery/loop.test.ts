@@ -1,8 +1,6 @@
 // The drain loop against a real SQLite store and a fake `send` that the test answers by hand.
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import { DeliveryLoop, type LoopOptions } from "./loop.ts";
@@ -11,6 +9,7 @@ import type { Prober } from "./liveness.ts";
 import { openDatabase } from "../store/sqlite/db.ts";
 import { deliveryStore } from "../store/sqlite/deliveries.ts";
 import { StorageUnavailable } from "../lib/errors.ts";
+import { tempFolder } from "../../test/support/temp.ts";
 
 const actor = { keyId: "k", keyName: "k" };
 type Pending = { request: SendRequest; answer: (status: number | null) => void };
@@ -65,7 +64,7 @@ const publish = () => store.messages.publish(org, queue, { name: null, data: "1"
 const states = async (id: string) => (await store.messages.deliveries(org, queue, id)).map((d) => d.state);
 
 beforeEach(async () => {
-  store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-loop-")), "db.db"), { durability: "normal" });
+  store = openSqliteStore(join(tempFolder("fanout-loop-"), "db.db"), { durability: "normal" });
   org = (await store.orgs.create("com.example.loop", 1)).id;
   queue = (await store.queues.create(org, { name: "q", schema: null, schemaId: null }, 1, actor)).id;
   inFlight = [];

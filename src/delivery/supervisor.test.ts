@@ -1,13 +1,12 @@
 // The supervisor with the real worker thread (no HTTP server) and with a stand-in worker that dies.
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../config.ts";
 import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import type { Fields, Logger } from "../lib/log.ts";
 import { drainBudget, startDelivery, workerEntry, type DeliveryHandle } from "./supervisor.ts";
 import { DeliveryTally } from "../metrics/deliveries.ts";
+import { tempFolder } from "../../test/support/temp.ts";
 
 const actor = { keyId: "k", keyName: "k" };
 type Line = { level: string; msg: string; fields?: Fields };
@@ -40,7 +39,7 @@ async function publishToReceiver(): Promise<{ queue: string; org: string; messag
 }
 
 beforeEach(() => {
-  store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-sup-")), "db.db"), { durability: "normal" });
+  store = openSqliteStore(join(tempFolder("fanout-sup-"), "db.db"), { durability: "normal" });
   lines = [];
   const record = (level: string) => (msg: string, fields?: Fields) => void lines.push({ level, msg, fields });
   log = { info: record("info"), warn: record("warn"), error: record("error") };

@@ -3,21 +3,20 @@
  * one key lookup per request, and which paths it guards. The end-to-end suite covers the same over HTTPS.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp, type Deps } from "./app.ts";
 import { loadConfig } from "../config.ts";
 import { manualClock } from "../lib/clock.ts";
 import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import { createOrganization } from "../modules/organizations/onboarding.ts";
+import { tempFolder } from "../../test/support/temp.ts";
 
 const KEY = "gate-test-key";
 let store: SqliteStore;
 let lookups: number;
 
 beforeEach(async () => {
-  store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-gate-")), "gate.db"), { durability: "normal" });
+  store = openSqliteStore(join(tempFolder("fanout-gate-"), "gate.db"), { durability: "normal" });
   await createOrganization(store, "com.example.gate", KEY, 0);
   lookups = 0;
   const authenticate = store.apiKeys.authenticate.bind(store.apiKeys);

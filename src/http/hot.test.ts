@@ -4,8 +4,6 @@
  * must match, ids aside. The end-to-end suite covers the hot route over HTTPS.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp, buildHandler, sharedOf, type Deps } from "./app.ts";
 import { hotRoutes } from "./hot.ts";
@@ -14,6 +12,7 @@ import { loadConfig } from "../config.ts";
 import { manualClock } from "../lib/clock.ts";
 import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import { createOrganization } from "../modules/organizations/onboarding.ts";
+import { tempFolder } from "../../test/support/temp.ts";
 
 const KEY = "hot-test-key";
 const BASE = "https://fanout.test";
@@ -21,7 +20,7 @@ type Side = { store: SqliteStore; deps: Deps; fetch: (r: Request) => Response | 
 let sides: Side[];
 
 async function side(hot: boolean, env: Record<string, string>): Promise<Side> {
-  const store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-hot-")), "hot.db"), { durability: "normal" });
+  const store = openSqliteStore(join(tempFolder("fanout-hot-"), "hot.db"), { durability: "normal" });
   await createOrganization(store, "com.example.hot", KEY, 0);
   const log: string[] = [];
   const { config } = loadConfig({ FANOUT_LOCKOUT: "2/1m:10s", FANOUT_MAX_MESSAGE_BYTES: "2048", ...env }, []);

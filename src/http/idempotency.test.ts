@@ -3,8 +3,6 @@
  * the sweep then deletes its record. The end-to-end suite (test/e2e/idempotency.test.ts) covers the rest over HTTPS.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildHandler } from "./app.ts";
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.ts";
@@ -14,6 +12,7 @@ import type { Logger } from "../lib/log.ts";
 import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import { createOrganization } from "../modules/organizations/onboarding.ts";
 import { startEventSweep } from "../modules/events/sweep.ts";
+import { tempFolder } from "../../test/support/temp.ts";
 
 const KEY = "idempotency-test-key";
 const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
@@ -33,7 +32,7 @@ const publish = (idempotencyKey: string) => post(`/v1/queues/${queue}/messages`,
 const stored = async () => (await store.messages.list((await store.orgs.list())[0]!.id, { visible: "all" }, { offset: 0, limit: 100 })).total;
 
 beforeEach(async () => {
-  store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-idempotency-")), "idempotency.db"), { durability: "normal" });
+  store = openSqliteStore(join(tempFolder("fanout-idempotency-"), "idempotency.db"), { durability: "normal" });
   clock = manualClock();
   await createOrganization(store, "com.example.idempotency", KEY, clock.now());
   handle = buildHandler({ store, config: loadConfig({}, []).config, clock, log: quiet, version: "test", nudge: () => {} });

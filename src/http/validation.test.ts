@@ -4,14 +4,13 @@
  * hot publish route renders the same (hot.test.ts compares the two).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp, type Deps } from "./app.ts";
 import { loadConfig } from "../config.ts";
 import { manualClock } from "../lib/clock.ts";
 import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import { createOrganization } from "../modules/organizations/onboarding.ts";
+import { tempFolder } from "../../test/support/temp.ts";
 
 const KEY = "validation-test-key";
 let store: SqliteStore;
@@ -26,7 +25,7 @@ async function errorsOf(method: string, path: string, body?: string) {
 }
 
 beforeAll(async () => {
-  store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-validation-")), "v.db"), { durability: "normal" });
+  store = openSqliteStore(join(tempFolder("fanout-validation-"), "v.db"), { durability: "normal" });
   await createOrganization(store, "com.example.validation", KEY, 0);
   const deps: Deps = { store, config: loadConfig({}, []).config, clock: manualClock(), version: "test", nudge() {}, log: { info() {}, warn() {}, error() {} } };
   app = buildApp(deps);

@@ -1,7 +1,5 @@
 import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Outage } from "./outage.ts";
 import { AppError, StorageUnavailable } from "../lib/errors.ts";
@@ -9,10 +7,11 @@ import { openDatabase } from "./sqlite/db.ts";
 import { applyMigrations } from "./sqlite/migrations.ts";
 import { deliveryStore } from "./sqlite/deliveries.ts";
 import { waitFor } from "../../test/e2e/harness.ts";
+import { tempFolder } from "../../test/support/temp.ts";
 
 /** A database whose connection refuses writes while `query_only` is on: real SQLITE_READONLY errors. */
 function database() {
-  const db = openDatabase(join(mkdtempSync(join(tmpdir(), "fanout-outage-")), "db.db"), "normal");
+  const db = openDatabase(join(tempFolder("fanout-outage-"), "db.db"), "normal");
   applyMigrations(db);
   return { db, store: deliveryStore(db), readOnly: (on: boolean) => db.run(`PRAGMA query_only = ${on ? 1 : 0}`) };
 }

@@ -3,11 +3,10 @@
  * 127.0.0.1, port 0, HTTPS with its self-signed certificate, a temporary database file; clients over HTTP/1.1
  * (node:https, ALPN http/1.1) and HTTP/2 (node:http2, one session per server).
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import https from "node:https";
 import http2 from "node:http2";
+import { tempFolder } from "../support/temp.ts";
 import { createTestDatabase, postgresAvailable } from "../support/postgres.ts";
 
 export type Reply = { status: number; headers: Headers; body: any; text: string };
@@ -34,8 +33,9 @@ export const BACKEND: "sqlite" | "postgres" = process.env.FANOUT_TEST_BACKEND ==
 export const ROOT = join(import.meta.dir, "..", "..");
 const BUN = process.execPath;
 
+/** Removed after the whole run (test/support/temp.ts). */
 export function tempDir(prefix = "fanout-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return tempFolder(prefix);
 }
 
 /** Runs a CLI command (`bun src/main.ts …`) to completion. */

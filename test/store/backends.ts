@@ -5,8 +5,7 @@
  */
 import { afterAll } from "bun:test";
 import { join } from "node:path";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { tempFolder } from "../support/temp.ts";
 import { openSqliteStore } from "../../src/store/sqlite/index.ts";
 import { openPostgresStore } from "../../src/store/postgres/index.ts";
 import type { Store } from "../../src/store/index.ts";
@@ -21,7 +20,7 @@ export type Backend = {
   openAnother?(): Promise<Store>;
 };
 
-const freshFile = () => join(mkdtempSync(join(tmpdir(), "fanout-store-")), "store.db");
+const freshFile = () => join(tempFolder("fanout-store-"), "store.db");
 
 const sqlite: Backend = {
   name: "sqlite",

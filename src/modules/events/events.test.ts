@@ -3,8 +3,6 @@
  * end-to-end tests cannot reach with the real clock.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../http/app.ts";
 import { loadConfig } from "../../config.ts";
@@ -14,6 +12,7 @@ import { openSqliteStore, type SqliteStore } from "../../store/sqlite/index.ts";
 import { createOrganization } from "../organizations/onboarding.ts";
 import { startEventSweep } from "./sweep.ts";
 import { EVENT_RETENTION_MS } from "./service.ts";
+import { tempFolder } from "../../../test/support/temp.ts";
 
 const KEY = "events-test-key";
 const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
@@ -23,7 +22,7 @@ let clock: ReturnType<typeof manualClock>;
 let app: ReturnType<typeof buildApp>;
 
 beforeEach(async () => {
-  store = openSqliteStore(join(mkdtempSync(join(tmpdir(), "fanout-events-")), "events.db"), { durability: "normal" });
+  store = openSqliteStore(join(tempFolder("fanout-events-"), "events.db"), { durability: "normal" });
   clock = manualClock();
   await createOrganization(store, "com.example.events", KEY, clock.now());
   const { config } = loadConfig({}, []);

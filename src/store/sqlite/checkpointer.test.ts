@@ -1,6 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
 import { walBytes } from "./checkpoints.ts";
@@ -8,8 +7,9 @@ import { startCheckpointThread } from "./checkpointer.ts";
 import { LockSignal } from "./lock-signal.ts";
 import { openSqliteStore } from "./index.ts";
 import { waitFor } from "../../../test/e2e/harness.ts";
+import { tempFolder } from "../../../test/support/temp.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "fanout-checkpointer-"));
+const dir = tempFolder("fanout-checkpointer-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function filled(name: string) {

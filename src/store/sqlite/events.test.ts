@@ -1,9 +1,9 @@
 import { afterEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { openSqliteStore, type SqliteStore } from "./index.ts";
 import type { Actor, EventQuery } from "../index.ts";
+import { tempFolder } from "../../../test/support/temp.ts";
 
 const actor: Actor = { keyId: "key_caller", keyName: "caller" };
 const T0 = 1_700_000_000_000;
@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 function twoConnections(): [SqliteStore, SqliteStore] {
-  const dir = mkdtempSync(join(tmpdir(), "fanout-events-"));
+  const dir = tempFolder("fanout-events-");
   dirs.push(dir);
   const a = openSqliteStore(join(dir, "f.db"), { durability: "normal" });
   const b = openSqliteStore(join(dir, "f.db"), { durability: "normal", migrate: false });

@@ -1,13 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { GroupCommit } from "./group-commit.ts";
 import { LockSignal } from "./lock-signal.ts";
 import { AppError, notFound, StorageUnavailable } from "../../lib/errors.ts";
 import { asStorageError } from "./writability.ts";
 import { mountTmpfs } from "../../../test/tmpfs.ts";
+import { tempFolder } from "../../../test/support/temp.ts";
 
 function open(path: string) {
   const db = new Database(path, { create: true });
@@ -16,7 +15,7 @@ function open(path: string) {
   return db;
 }
 const fresh = () => {
-  const path = join(mkdtempSync(join(tmpdir(), "fanout-gc-")), "t.db");
+  const path = join(tempFolder("fanout-gc-"), "t.db");
   const db = open(path);
   db.run("CREATE TABLE t (v INTEGER UNIQUE)");
   return { db, path };
