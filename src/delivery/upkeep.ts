@@ -1,10 +1,12 @@
 /**
  * Background work of the delivery worker besides delivering: retention sweeps (PRODUCT §9) and replays
  * (PRODUCT §10). Both change many rows, so both go a chunk at a time, each chunk one transaction. What publishes
- * wait for is the write lock a chunk holds, not its CPU: so a chunk is sized to hold it about CHUNK_MS (the size
- * follows the time the last chunk took), and the work rests three times as long after each, taking a quarter of
- * the lock at most. Deleting 500 messages in one transaction held it for about 50 ms, and ingest beside the
- * sweep fell to half.
+ * wait for is the write lock a chunk holds, and the CPU it takes from them: so a chunk is sized to hold the lock
+ * about CHUNK_MS (the size follows the time the last chunk took), and the work rests a multiple of that after
+ * each. A replay rests three times as long (a quarter of the lock at most: it is work someone asked for and
+ * waits on); a sweep six times (a seventh), since deleting a message with its deliveries and attempts costs
+ * several times a publish, and nobody waits for it. Deleting 500 messages in one transaction held the lock for
+ * about 50 ms, and ingest beside the sweep fell to half.
  *
  * - Retention: every min(retention / 2, 1 minute), the final messages older than the retention go, oldest first
  *   (DeliveryStore.deleteExpired). Each sweep that deleted something is logged once, with its count.
@@ -22,8 +24,9 @@ const MAX_CHUNK = 2_000;
 const MAX_SWEEP_EVERY_MS = 60_000;
 /** How soon a replay accepted by the API is taken up. */
 const REPLAY_POLL_MS = 250;
-/** Rest after a chunk, as a multiple of the chunk's own time. */
-const REST_FACTOR = 3;
+/** Rest after a chunk, as a multiple of the chunk's own time: replays, retention sweeps. */
+const REPLAY_REST = 3;
+const SWEEP_REST = 6;
 const MIN_REST_MS = 2;
 /** A chunk that took long because the process was paused or starved must not park the work for long after. */
 const MAX_REST_MS = 250;
@@ -79,7 +82,7 @@ export class Upkeep {
   /** Takes up waiting replays unless it is at them already. */
   private replayIfWaiting(): void {
     if (this.stopped || this.replaying || this.o.paused?.()) return;
-    this.replaying = this.leading().then((lead) => (lead ? this.paced(async (size) => {
+    this.replaying = this.leading().then((lead) => (lead ? this.paced(REPLAY_REST, async (size) => {
       const { replayed, more } = await this.o.store.replayChunk(size, this.o.now());
       if (replayed > 0) this.o.wake();
       return more;
@@ -95,7 +98,7 @@ export class Upkeep {
     if (!(await this.leading())) return;
     const before = this.o.now() - this.o.retentionMs;
     let deleted = 0;
-    await this.paced(async (size) => {
+    await this.paced(SWEEP_REST, async (size) => {
       const n = await this.o.store.deleteExpired(before, size);
       deleted += n;
       return n === size;
@@ -103,15 +106,15 @@ export class Upkeep {
     this.o.events.retentionSwept({ messages: deleted });
   }
 
-  /** Runs chunks until one reports no more, each sized to hold the write lock about CHUNK_MS, resting between. */
-  private async paced(chunk: Chunk): Promise<void> {
+  /** Runs chunks until one reports no more, each sized to hold the write lock about CHUNK_MS, resting `rest` times as long. */
+  private async paced(rest: number, chunk: Chunk): Promise<void> {
     let size = MIN_CHUNK;
     while (!this.stopped && !this.o.paused?.()) {
       const started = performance.now();
       if (!(await chunk(size))) return;
       const took = Math.max(0.1, performance.now() - started);
       size = Math.round(Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, (size * CHUNK_MS) / took)));
-      await Bun.sleep(Math.min(MAX_REST_MS, Math.max(MIN_REST_MS, took * REST_FACTOR)));
+      await Bun.sleep(Math.min(MAX_REST_MS, Math.max(MIN_REST_MS, took * rest)));
     }
   }
 }
