@@ -1,11 +1,12 @@
 /**
- * `fanout completion bash|zsh|fish`: a completion script for that shell. Commands come from config.ts's COMMANDS and
+ * `fanout completion bash|zsh|fish`: a completion script for that shell. Commands come from help.ts's COMMANDS and
  * flags from ConfigSchema's `cli` options, so a new setting or command is completed without touching this file.
  * Flags may stand anywhere (config.ts readArgs), so every script skips flags and their values when it looks for
  * the command word.
  */
 import type { TSchema } from "@sinclair/typebox";
-import { type Cli, COMMANDS, ConfigSchema, type Shell, SHELLS } from "./config.ts";
+import { type Cli, ConfigSchema, type Shell, SHELLS } from "./config.ts";
+import { COMMANDS } from "./help.ts";
 
 /** A flag as a completion script sees it. `value`: none, only after `=` (optional), or the next word too. */
 export interface Flag { names: string[]; about: string; value: "none" | "optional" | "required"; arg: string; choices: string[]; files: boolean }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { ConfigError, HELP_TEXT, isOrgName, loadConfig, parseDuration, type Config } from "./config";
+import { ConfigError, isOrgName, loadConfig, parseDuration, type Config } from "./config";
+import { HELP_TEXT } from "./help";
 
 const config = (argv: string[] = [], env: Record<string, string | undefined> = {}) => loadConfig(env, argv).config;
 const command = (argv: string[], env: Record<string, string | undefined> = {}) => loadConfig(env, argv).command;

@@ -16,7 +16,7 @@ export type Command =
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
-const SHELL_LIST = `${SHELLS.slice(0, -1).join(", ")} or ${SHELLS.at(-1)}`;
+export const SHELL_LIST = `${SHELLS.slice(0, -1).join(", ")} or ${SHELLS.at(-1)}`;
 
 /** A configuration mistake; main.ts prints the message as one line on stderr and exits 2. */
 export class ConfigError extends Error {
@@ -222,37 +222,6 @@ const cliOf = (schema: TSchema) => schema["cli"] as Cli;
 const SETTINGS = Object.entries(ConfigSchema.properties)
   .map(([key, schema]) => ({ key: key as Key, schema, cli: cliOf(schema) }));
 const BY_FLAG = new Map(SETTINGS.map((setting) => [setting.cli.flag, setting]));
-
-/** Usage and help line of every command; completion.ts completes the same words. */
-export const COMMANDS = [
-  ["serve", "run the API and the delivery worker (the default)"],
-  ["migrate", "apply database migrations and exit"],
-  ["orgs create <name>", "create an organization (reverse-DNS name); prints its id and owner key"],
-  ["orgs list", "list organizations"],
-  ["backup <file>", "write an online copy of the database to <file>"],
-  ["compact", "give the space of deleted messages back to the file system (the server stopped)"],
-  ["completion <shell>", `print a completion script for ${SHELL_LIST}`],
-  ["version", "print the version (also --version, -v)"],
-  ["help", "print this text (also --help, -h)"],
-] as const;
-
-export const HELP_TEXT = [
-  "Usage: fanout [command] [flags]",
-  "",
-  "Commands:",
-  ...COMMANDS.map(([usage, about]) => `  ${usage!.padEnd(22)}${about}`),
-  "",
-  "Flags (a flag wins over its environment variable; flags may come before or after the command):",
-  ...SETTINGS.map(({ cli }) => {
-    const flag = cli.arg ? `${cli.flag} ${cli.arg}` : cli.flag;
-    const shown = cli.default || cli.unset;
-    return `  ${flag.padEnd(38)}${cli.env.padEnd(30)}default: ${shown}\n      ${cli.about}`;
-  }),
-  "",
-  "Durations are written 250ms, 5s, 2m, 1h or 30d (whole numbers). Booleans: on|off, true|false, 1|0.",
-  "Shell completion: source <(fanout completion bash) in ~/.bashrc, likewise for zsh; fanout completion fish | source.",
-  "",
-].join("\n");
 
 /**
  * The settings as the start line logs them, by key: lists comma-joined, the lockout as `N/window:lock` in ms. A

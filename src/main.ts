@@ -2,7 +2,8 @@
  * Entry point: argv → configuration → command. Exit codes: 0 success, 1 failure at run time,
  * 2 invalid configuration (one clear line on stderr).
  */
-import { ConfigError, HELP_TEXT, loadConfig } from "./config.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { HELP_TEXT } from "./help.ts";
 import { runServe } from "./serve.ts";
 import { runCommand } from "./commands.ts";
 import { VERSION } from "./version.ts";

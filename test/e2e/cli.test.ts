@@ -4,7 +4,7 @@
  */
 import { expect, test } from "bun:test";
 import pkg from "../../package.json" with { type: "json" };
-import { COMMANDS } from "../../src/config.ts";
+import { COMMANDS } from "../../src/help.ts";
 import { cli } from "./harness.ts";
 
 test("-v prints the version, --help the help with every command, completion a script; a wrong shell exits 2 with one line", async () => {
