@@ -83,11 +83,12 @@ test.if(BACKEND === "sqlite")("under a steady publish and deliver load the datab
     await Bun.sleep(Math.max(0, 1_000 - (Date.now() - started)));
     sizes.push(size());
   }
-  // Without retention the file grows by about 200 × 4 KB every round; with it, the last rounds reuse pages and
-  // grow only by the usage events, which are kept for 24 hours (about 50 KB a round).
+  // Without retention the file grows by about 200 × 4 KB every round, as much in the last six rounds as in the
+  // first; with it, the last rounds reuse pages and grow by the usage events, which are kept for 24 hours (about
+  // 50 KB a round), and by what a sweep yielding to the publishes has not deleted yet.
   const grownLate = sizes[11]! - sizes[5]!;
   const grownEarly = sizes[5]! - sizes[0]!;
-  expect({ sizes, grownLate: grownLate < Math.max(grownEarly / 3, 256 * 1024) }).toEqual({ sizes, grownLate: true });
+  expect({ sizes, grownLate: grownLate < Math.max(grownEarly / 2, 256 * 1024) }).toEqual({ sizes, grownLate: true });
 }, 60_000);
 
 test("fanout compact gives the space of deleted messages back, and refuses while a server holds the file", async () => {
