@@ -1,11 +1,11 @@
 /**
  * `fanout completion bash|zsh|fish`: a completion script for that shell. Commands come from help.ts's COMMANDS and
- * flags from ConfigSchema's `cli` options, so a new setting or command is completed without touching this file.
- * Flags may stand anywhere (config.ts readArgs), so every script skips flags and their values when it looks for
- * the command word.
+ * flags from config.ts's SETTINGS (each setting's `cli` options), so a new setting or command is completed
+ * without touching this file. Flags may stand anywhere (config.ts readArgs), so every script skips flags and
+ * their values when it looks for the command word.
  */
 import type { TSchema } from "@sinclair/typebox";
-import { type Cli, ConfigSchema, type Shell, SHELLS } from "./config.ts";
+import { SETTINGS, type Shell, SHELLS } from "./config.ts";
 import { COMMANDS } from "./help.ts";
 
 /** A flag as a completion script sees it. `value`: none, only after `=` (optional), or the next word too. */
@@ -25,8 +25,7 @@ function choicesOf(schema: TSchema): string[] {
 }
 
 export function completionFlags(): Flag[] {
-  const settings = Object.values(ConfigSchema.properties).map((schema): Flag => {
-    const cli = schema["cli"] as Cli;
+  const settings = SETTINGS.map(({ schema, cli }): Flag => {
     const value = cli.noValue ? "none" : cli.bare !== undefined ? "optional" : "required";
     const arg = (cli.arg ?? "").replace(/^[[=<]+|[\]>]+$/g, "");
     return { names: [cli.flag], about: cli.about, value, arg, choices: value === "none" ? [] : choicesOf(schema), files: /file/.test(arg) };

@@ -219,8 +219,9 @@ type Env = Record<string, string | undefined>;
 interface Raw { text: string; source: string }
 
 const cliOf = (schema: TSchema) => schema["cli"] as Cli;
-const SETTINGS = Object.entries(ConfigSchema.properties)
-  .map(([key, schema]) => ({ key: key as Key, schema, cli: cliOf(schema) }));
+/** Every setting with its schema and command-line options, in the schema's order (help.ts, completion.ts). */
+export const SETTINGS = Object.entries(ConfigSchema.properties)
+  .map(([key, schema]) => ({ key: key as Key, schema: schema as TSchema, cli: cliOf(schema) }));
 const BY_FLAG = new Map(SETTINGS.map((setting) => [setting.cli.flag, setting]));
 
 /**

@@ -1,9 +1,8 @@
 /**
  * What `fanout help` prints: every command with its line, and every setting with its flag, variable, default and
- * meaning, read off config.ts's ConfigSchema so a new setting is listed without touching this file.
+ * meaning, read off config.ts's settings so a new setting is listed without touching this file.
  */
-import type { TSchema } from "@sinclair/typebox";
-import { type Cli, ConfigSchema, SHELL_LIST } from "./config.ts";
+import { SETTINGS, SHELL_LIST } from "./config.ts";
 
 /** Usage and help line of every command; completion.ts completes the same words. */
 export const COMMANDS = [
@@ -25,8 +24,7 @@ export const HELP_TEXT = [
   ...COMMANDS.map(([usage, about]) => `  ${usage!.padEnd(22)}${about}`),
   "",
   "Flags (a flag wins over its environment variable; flags may come before or after the command):",
-  ...Object.values(ConfigSchema.properties).map((schema) => {
-    const cli = (schema as TSchema)["cli"] as Cli;
+  ...SETTINGS.map(({ cli }) => {
     const flag = cli.arg ? `${cli.flag} ${cli.arg}` : cli.flag;
     const shown = cli.default || cli.unset;
     return `  ${flag.padEnd(38)}${cli.env.padEnd(30)}default: ${shown}\n      ${cli.about}`;

@@ -3,7 +3,7 @@
  * before anything is written. Rows are typed by shape, since each dialect's Drizzle schema types its own.
  */
 import { unprocessable } from "../lib/errors.ts";
-import type { ApiKey, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
+import type { ApiKey, Listener, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
 
 export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey => ({
   id: r.id,
@@ -47,6 +47,23 @@ export const toEvent = (r: EventRow): UsageEvent => ({
   queue: ref(r.queueId, r.queueName),
   listener: ref(r.listenerId, r.listenerName),
   message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
+});
+
+type ListenerRow = Pick<Listener, "id" | "orgId" | "queueId" | "name" | "notifyUrl" | "livenessUrl" | "enabled" | "createdAt"> & {
+  livenessState: Listener["liveness"]["state"]; successCount: number; failureCount: number; acknowledgedCount: number; missedCount: number;
+};
+/** `missed`: the ids the row keeps (SQLite as JSON text, PostgreSQL as jsonb), already read. */
+export const toListener = (r: ListenerRow, missed: string[]): Listener => ({
+  id: r.id,
+  orgId: r.orgId,
+  queueId: r.queueId,
+  name: r.name,
+  notifyUrl: r.notifyUrl,
+  livenessUrl: r.livenessUrl,
+  liveness: { state: r.livenessState, successCount: r.successCount, failureCount: r.failureCount },
+  messages: { acknowledgedCount: r.acknowledgedCount, missed, missedCount: r.missedCount },
+  enabled: r.enabled,
+  createdAt: r.createdAt,
 });
 
 /** The previous secret is reported only while its grace period lasts. */

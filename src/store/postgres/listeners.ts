@@ -9,21 +9,10 @@ import type { PgDb, PgTx } from "./client.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { listenerNameTaken as taken, toSecrets } from "../rows.ts";
+import { listenerNameTaken as taken, toListener as rowToListener, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
-const toListener = (r: Row): Listener => ({
-  id: r.id,
-  orgId: r.orgId,
-  queueId: r.queueId,
-  name: r.name,
-  notifyUrl: r.notifyUrl,
-  livenessUrl: r.livenessUrl,
-  liveness: { state: r.livenessState, successCount: r.successCount, failureCount: r.failureCount },
-  messages: { acknowledgedCount: r.acknowledgedCount, missed: r.missed, missedCount: r.missedCount },
-  enabled: r.enabled,
-  createdAt: r.createdAt,
-});
+const toListener = (r: Row): Listener => rowToListener(r, r.missed);
 
 async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: string): Promise<Row> {
   await findQueue(db, orgId, queueId);

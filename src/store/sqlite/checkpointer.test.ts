@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
-import { rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
 import { walBytes } from "./checkpoints.ts";
@@ -7,9 +8,8 @@ import { startCheckpointThread } from "./checkpointer.ts";
 import { LockSignal } from "./lock-signal.ts";
 import { openSqliteStore } from "./index.ts";
 import { waitFor } from "../../../test/e2e/harness.ts";
-import { tempFolder } from "../../../test/support/temp.ts";
 
-const dir = tempFolder("fanout-checkpointer-");
+const dir = mkdtempSync(join(tmpdir(), "fanout-checkpointer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function filled(name: string) {

@@ -1,13 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
 import { startCheckpoints, walBytes, walLog } from "./checkpoints.ts";
 import { waitFor } from "../../../test/e2e/harness.ts";
 import { mountTmpfs } from "../../../test/tmpfs.ts";
-import { tempFolder } from "../../../test/support/temp.ts";
 
-const dir = tempFolder("fanout-checkpoints-");
+const dir = mkdtempSync(join(tmpdir(), "fanout-checkpoints-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test("the WAL's written and copied frames are read off the -shm file as SQLite counts them", () => {

@@ -1,10 +1,10 @@
 import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
-import { tempFolder } from "../../../test/support/temp.ts";
 
-const dir = tempFolder("fanout-db-");
+const dir = mkdtempSync(join(tmpdir(), "fanout-db-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const pragma = (db: ReturnType<typeof openDatabase>, name: string) => Object.values(db.query(`PRAGMA ${name}`).get() as object)[0];

@@ -1,14 +1,14 @@
 // The worker runs these statements many times a second against tables that grow with every message: each must
 // reach its rows through an index or the rowid, never by scanning deliveries.
 import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
 import { applyMigrations } from "./migrations.ts";
 import { SQL } from "./delivery-statements.ts";
-import { tempFolder } from "../../../test/support/temp.ts";
 
-const dir = tempFolder("fanout-plan-");
+const dir = mkdtempSync(join(tmpdir(), "fanout-plan-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // Full scans allowed on purpose: the fairness pass walks listeners (rare, under backpressure); giving back a

@@ -1,13 +1,13 @@
 // Read on every publish batch and listener creation: the last seq given out must not cost a scan of any table.
 import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
 import { applyMigrations } from "./migrations.ts";
 import { LAST_SEQ_SQL } from "./fanout.ts";
-import { tempFolder } from "../../../test/support/temp.ts";
 
-const dir = tempFolder("fanout-seq-");
+const dir = mkdtempSync(join(tmpdir(), "fanout-seq-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test("the last seq given out is read off the rowid and the indexes, not by scanning", () => {

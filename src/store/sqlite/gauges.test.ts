@@ -1,14 +1,14 @@
 // /metrics reads these at every scrape, and the deliveries table can hold millions of rows: each statement must
 // reach deliveries through an index (the pending rows' own), never by scanning the table.
 import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
 import { applyMigrations } from "./migrations.ts";
 import { GAUGES_SQL } from "./gauges.ts";
-import { tempFolder } from "../../../test/support/temp.ts";
 
-const dir = tempFolder("fanout-gauges-plan-");
+const dir = mkdtempSync(join(tmpdir(), "fanout-gauges-plan-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // The listeners table is small (one row per listener) and is read whole on purpose.

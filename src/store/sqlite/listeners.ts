@@ -7,21 +7,10 @@ import { lastMessageSeq } from "./fanout.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { listenerNameTaken as taken, toSecrets } from "../rows.ts";
+import { listenerNameTaken as taken, toListener as rowToListener, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
-const toListener = (r: Row): Listener => ({
-  id: r.id,
-  orgId: r.orgId,
-  queueId: r.queueId,
-  name: r.name,
-  notifyUrl: r.notifyUrl,
-  livenessUrl: r.livenessUrl,
-  liveness: { state: r.livenessState, successCount: r.successCount, failureCount: r.failureCount },
-  messages: { acknowledgedCount: r.acknowledgedCount, missed: JSON.parse(r.missed), missedCount: r.missedCount },
-  enabled: r.enabled,
-  createdAt: r.createdAt,
-});
+const toListener = (r: Row): Listener => rowToListener(r, JSON.parse(r.missed));
 
 function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
   findQueue(tx, orgId, queueId);

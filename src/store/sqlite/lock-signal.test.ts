@@ -1,11 +1,11 @@
 import { afterAll, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LockSignal } from "./lock-signal.ts";
 import { waitFor } from "../../../test/e2e/harness.ts";
-import { tempFolder } from "../../../test/support/temp.ts";
 
-const dir = tempFolder("fanout-signal-");
+const dir = mkdtempSync(join(tmpdir(), "fanout-signal-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Settles to "released" or, if the wait is still on after `ms`, "waiting". */

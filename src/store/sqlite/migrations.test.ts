@@ -1,12 +1,12 @@
 import { afterEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyMigrations } from "./migrations.ts";
 import { migrations } from "./migrations.gen.ts";
 import { openDatabase } from "./db.ts";
 import { deliveryStore } from "./deliveries.ts";
-import { tempFolder } from "../../../test/support/temp.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -15,7 +15,7 @@ afterEach(() => {
 
 /** A database as the first release left it: only migration 0000 applied, with rows that refer to each other. */
 function firstReleaseDatabase(): Database {
-  const dir = tempFolder("fanout-migrate-");
+  const dir = mkdtempSync(join(tmpdir(), "fanout-migrate-"));
   dirs.push(dir);
   const db = openDatabase(join(dir, "old.db"), "normal");
   db.run(`CREATE TABLE __drizzle_migrations (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)`);

@@ -1,12 +1,12 @@
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { isBusy, whenUnlocked } from "./write-lock.ts";
 import { LockSignal } from "./lock-signal.ts";
-import { tempFolder } from "../../../test/support/temp.ts";
 
-const dir = tempFolder("fanout-lock-");
+const dir = mkdtempSync(join(tmpdir(), "fanout-lock-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function open(path: string) {
