@@ -12,7 +12,7 @@ describe.if(await postgresAvailable())("maintenance", () => {
     await database?.drop();
   });
 
-  test("tables changed beyond autovacuum's threshold since their last analysis are analyzed, and only those", async () => {
+  test("tables changed beyond autovacuum's threshold since their last analysis are analyzed, and only those, at most every 30 s", async () => {
     database = await createTestDatabase();
     store = await openPostgresStore(database.url, { pool: 2, role: "test" });
     const actor = { keyId: "k", keyName: "k" };
@@ -22,10 +22,17 @@ describe.if(await postgresAvailable())("maintenance", () => {
     await Promise.all(Array.from({ length: 300 }, (_, i) => store!.messages.publish(org, queue.id, { name: null, data: "1" }, 2 + i, actor)));
     // The statistics collector reports changes with a short delay: wait until it knows of them.
     const changed = async () => (await store!.client`SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE relname = 'deliveries'`)[0]?.n;
-    const deadline = Date.now() + 5_000;
+    let deadline = Date.now() + 5_000;
     while (Number(await changed()) < 300 && Date.now() < deadline) await Bun.sleep(50);
-    expect((await refreshStatistics(store.client)).sort()).toEqual(["deliveries", "events", "messages"]);
-    expect(await refreshStatistics(store.client)).toEqual([]);
+    const analyzedAt = Date.now();
+    expect((await refreshStatistics(store.client, analyzedAt)).sort()).toEqual(["deliveries", "events", "messages"]);
+    expect(await refreshStatistics(store.client, analyzedAt)).toEqual([]);
+    // Changed beyond the threshold again: analyzed once 30 s have passed, not before.
+    await Promise.all(Array.from({ length: 300 }, (_, i) => store!.messages.publish(org, queue.id, { name: null, data: "1" }, 400 + i, actor)));
+    deadline = Date.now() + 5_000;
+    while (Number(await changed()) < 300 && Date.now() < deadline) await Bun.sleep(50);
+    expect(await refreshStatistics(store.client, analyzedAt + 20_000)).toEqual([]);
+    expect((await refreshStatistics(store.client, analyzedAt + 31_000)).sort()).toEqual(["deliveries", "events", "messages"]);
   });
 
   test("a table with many dead rows is vacuumed, and not again at once", async () => {

@@ -43,7 +43,7 @@ export function openWorkerStore(url: string, instance: string): WorkerStore {
     if (maintaining || !(await leadership.lead())) return;
     maintaining = true;
     // A failure (the database unreachable) waits for the next round; nothing depends on this one.
-    await refreshStatistics(client).then(() => removeDeadRows(client, Date.now())).catch(() => []);
+    await refreshStatistics(client, Date.now()).then(() => removeDeadRows(client, Date.now())).catch(() => []);
     maintaining = false;
   }, MAINTENANCE_EVERY_MS);
   return {
