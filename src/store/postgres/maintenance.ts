@@ -6,8 +6,8 @@
  *   rows and 10 % since their last analysis are analyzed, at most every 30 s each. Autovacuum looks once a minute;
  *   looking every round instead, a growing table crossed 10 % at every look, and under ingest into a new database
  *   the leader's ANALYZE runs (100-150 ms each, sampling 30,000 rows of a table however large) took about a
- *   sixth of a core of the database server. The planner scales the last statistics to a table's current size
- *   between two analyses, so only the first one (of a table that was empty) changes the claim's plan;
+ *   fifth of a core of the database server. Between two analyses the planner scales the last statistics to a
+ *   table's current size;
  * - dead rows, which every claim steps over at the head of its index until a vacuum removes them: tables with
  *   more than 10,000 dead rows and 20 % are vacuumed, at most every 10 s each, since a vacuum reads the whole
  *   table and every index. docs/postgres.md has the measurements.
@@ -18,15 +18,19 @@ const TABLES = ["deliveries", "messages", "listeners", "attempts", "events", "ev
 const VACUUM_EVERY_S = 10;
 const ANALYZE_EVERY_S = 30;
 
+/** Neither we nor autovacuum ran `op` on the table in the `seconds` before $2 (now, epoch ms). */
+const notRunWithin = (op: "analyze" | "vacuum", seconds: number) =>
+  `greatest(coalesce(last_${op}, 'epoch'), coalesce(last_auto${op}, 'epoch')) < to_timestamp($2 / 1000.0) - interval '${seconds} seconds'`;
+
 const STALE = `SELECT relname FROM pg_stat_user_tables
   WHERE schemaname = current_schema() AND relname = ANY($1::text[])
     AND n_mod_since_analyze > 50 + 0.1 * greatest(n_live_tup, 0)
-    AND greatest(coalesce(last_analyze, 'epoch'), coalesce(last_autoanalyze, 'epoch')) < to_timestamp($2 / 1000.0) - interval '${ANALYZE_EVERY_S} seconds'`;
+    AND ${notRunWithin("analyze", ANALYZE_EVERY_S)}`;
 
 const DEAD = `SELECT relname FROM pg_stat_user_tables
   WHERE schemaname = current_schema() AND relname = ANY($1::text[])
     AND n_dead_tup > 10000 + 0.2 * greatest(n_live_tup, 0)
-    AND greatest(coalesce(last_vacuum, 'epoch'), coalesce(last_autovacuum, 'epoch')) < to_timestamp($2 / 1000.0) - interval '${VACUUM_EVERY_S} seconds'`;
+    AND ${notRunWithin("vacuum", VACUUM_EVERY_S)}`;
 
 /** Analyzes the tables whose statistics are stale; returns their names. */
 export async function refreshStatistics(client: SQL, now: number): Promise<string[]> {

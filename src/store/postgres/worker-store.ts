@@ -43,7 +43,8 @@ export function openWorkerStore(url: string, instance: string): WorkerStore {
     if (maintaining || !(await leadership.lead())) return;
     maintaining = true;
     // A failure (the database unreachable) waits for the next round; nothing depends on this one.
-    await refreshStatistics(client, Date.now()).then(() => removeDeadRows(client, Date.now())).catch(() => []);
+    const now = Date.now();
+    await refreshStatistics(client, now).then(() => removeDeadRows(client, now)).catch(() => []);
     maintaining = false;
   }, MAINTENANCE_EVERY_MS);
   return {
