@@ -75,7 +75,9 @@ export type FinalFill = { queueId: string; listenerId: string; messages: number;
 /**
  * Messages whose one delivery is final (acknowledged or missed), made at `createdAt`, with ids that start with that
  * time as the server's do (lib/ids.ts: retention and replay find a window of time through the ids), the cursor
- * past them. Written while no server runs on the file.
+ * past them. Within that one millisecond the ids follow the messages' order, as the ids of messages published
+ * over days would: a sweep walks the ids in order, and ids in random order would make it read and write pages all
+ * over the file for every chunk, which no server's own ids do. Written while no server runs on the file.
  */
 export function prefillFinal(path: string, f: FinalFill, idPrefix: string): { seconds: number; bytes: number } {
   const started = performance.now();
@@ -87,7 +89,7 @@ export function prefillFinal(path: string, f: FinalFill, idPrefix: string): { se
   if (!queue || !listener) throw new Error(`prefill: queue ${f.queueId} or listener ${f.listenerId} not found`);
   const messages = db.prepare(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
     INSERT INTO messages (id, org_id, queue_id, name, data, created_at)
-    SELECT ? || lower(hex(randomblob(10))), ?, ?, 'prefill', ?, ? FROM n`);
+    SELECT ? || printf('%08d', ? + i) || lower(hex(randomblob(6))), ?, ?, 'prefill', ?, ? FROM n`);
   const deliveries = db.prepare(`INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, last_status,
       created_at, updated_at)
     SELECT org_id, seq, $listener, $state, 1, NULL, CASE $state WHEN 'acknowledged' THEN 204 ELSE 503 END, $at, $at
@@ -97,7 +99,7 @@ export function prefillFinal(path: string, f: FinalFill, idPrefix: string): { se
     const n = Math.min(CHUNK, f.messages - done);
     db.transaction(() => {
       const before = (maxSeq.get() as { seq: number }).seq;
-      messages.run(n, idPrefix, queue.org_id, f.queueId, f.data, f.createdAt);
+      messages.run(n, idPrefix, done, queue.org_id, f.queueId, f.data, f.createdAt);
       deliveries.run({ listener: listener.seq, state: f.state, at: f.createdAt, queue: f.queueId, after: before });
     }).immediate();
   }
