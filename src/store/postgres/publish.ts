@@ -7,6 +7,8 @@
  *           that waited sees the queue as that change left it;
  *   ok      the publishes whose queue exists in their organization with the schema they were checked against;
  *   m       their messages;
+ *   l       the listeners of those queues, FOR KEY SHARE: a listener's delete waits for this commit, and then its
+ *           trigger removes the deliveries written here (there is no foreign key to do it, schema.ts);
  *   d       one pending delivery, due now, per listener of the queue that the statement sees: the fan-out is part
  *           of the publish's commit, so a listener created after it never gets the message;
  *   k, e    each organization's event key moved once for its publishes (events.ts), and their events;
@@ -47,10 +49,13 @@ m AS (
   SELECT id, org_id, queue_id, name, data, created_at FROM ok ORDER BY ord
   RETURNING seq, org_id, queue_id, created_at
 ),
+l AS (
+  SELECT seq, queue_id FROM listeners WHERE queue_id IN (SELECT id FROM q) ORDER BY seq FOR KEY SHARE
+),
 d AS (
   INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
   SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
-  FROM m JOIN listeners l ON l.queue_id = m.queue_id
+  FROM m JOIN l ON l.queue_id = m.queue_id
   RETURNING 1
 ),
 per_org AS (

@@ -45,7 +45,7 @@ export function queueStore({ db, write }: Conn): QueueStore {
     delete: (orgId, id, now, actor) =>
       write(async (tx) => {
         const queue = await findQueue(tx, orgId, id);
-        // Its listeners, messages, deliveries and attempts go with it (foreign keys, on delete cascade).
+        // Its listeners, messages, deliveries and attempts go with it (a foreign key and triggers, schema.ts).
         await tx.delete(queues).where(eq(queues.id, id));
         await recordEvent(tx, orgId, "queue_deleted", now, actor, { queue });
       }),

@@ -1,0 +1,103 @@
+/**
+ * messages, deliveries and attempts have no foreign keys on PostgreSQL (schema.ts): deletes cascade by triggers,
+ * and the statements that insert them lock what they hang from. Rows are counted here straight from the tables.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { openPostgresStore, type PostgresStore } from "./index.ts";
+import { createTestDatabase, postgresAvailable, type TestDatabase } from "../../../test/support/postgres.ts";
+import type { ClaimedDelivery } from "../deliveries.ts";
+
+const actor = { keyId: "k", keyName: "k" };
+const request = { owner: "w", leaseMs: 10_000, limit: 256, perListener: 10_000, busy: new Map<number, number>() };
+
+/** Rows whose parent is gone, and rows in all. */
+async function census(store: PostgresStore) {
+  const [row] = await store.client`SELECT
+    (SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = m.queue_id))::int AS "orphanMessages",
+    (SELECT count(*) FROM deliveries d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.seq = d.message_seq)
+      OR NOT EXISTS (SELECT 1 FROM listeners l WHERE l.seq = d.listener_seq))::int AS "orphanDeliveries",
+    (SELECT count(*) FROM attempts a WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = a.delivery_id))::int AS "orphanAttempts",
+    (SELECT count(*) FROM messages)::int AS messages, (SELECT count(*) FROM deliveries)::int AS deliveries,
+    (SELECT count(*) FROM attempts)::int AS attempts`;
+  return row as Record<string, number>;
+}
+
+const settle = (store: PostgresStore, claimed: ClaimedDelivery[], at: number) =>
+  store.deliveries.complete(claimed.map((c) => ({ id: c.id, token: c.token, listenerSeq: c.listener.seq, listenerId: c.listener.id,
+    messageId: c.message.id, attempt: 1, next: { state: "acknowledged" as const },
+    record: { attemptedAt: at, statusCode: 200, durationMs: 1, error: null, response: null } })), at);
+
+describe.if(await postgresAvailable())("deletes cascade without foreign keys", () => {
+  let database: TestDatabase | undefined;
+  const stores: PostgresStore[] = [];
+  afterAll(async () => {
+    for (const store of stores) await store.close();
+    await database?.drop();
+  });
+  const open = async () => {
+    database ??= await createTestDatabase();
+    const store = await openPostgresStore(database.url, { pool: 4, role: "test" });
+    stores.push(store);
+    return store;
+  };
+
+  test("a deleted message, listener, queue or organization takes the rows under it along", async () => {
+    const store = await open();
+    const org = (await store.orgs.create("com.example.cascade", 1)).id;
+    const queue = await store.queues.create(org, { name: "q", schema: null, schemaId: null }, 1, actor);
+    const listener = (name: string) =>
+      store.listeners.create(org, queue.id, { name, notifyUrl: `http://127.0.0.1/${name}`, livenessUrl: "http://127.0.0.1/l", secret: "s" }, 1, actor);
+    const [one] = [await listener("one"), await listener("two")];
+    const messages = [];
+    for (let i = 0; i < 3; i++) messages.push(await store.messages.publish(org, queue.id, { name: null, data: String(i) }, 2 + i, actor));
+    await settle(store, (await store.deliveries.claimDue(request, 10)).claimed, 10);
+    const clean = { orphanMessages: 0, orphanDeliveries: 0, orphanAttempts: 0 };
+    expect(await census(store)).toEqual({ ...clean, messages: 3, deliveries: 6, attempts: 6 });
+
+    await store.messages.delete(org, queue.id, messages[0]!.id, 20, actor);
+    expect(await census(store)).toEqual({ ...clean, messages: 2, deliveries: 4, attempts: 4 });
+    await store.listeners.delete(org, queue.id, one!.id, 21, actor);
+    expect(await census(store)).toEqual({ ...clean, messages: 2, deliveries: 2, attempts: 2 });
+    await store.queues.delete(org, queue.id, 22, actor);
+    expect(await census(store)).toEqual({ ...clean, messages: 0, deliveries: 0, attempts: 0 });
+
+    const other = await store.queues.create(org, { name: "other", schema: null, schemaId: null }, 30, actor);
+    await store.listeners.create(org, other.id, { name: "l", notifyUrl: "http://127.0.0.1/l", livenessUrl: "http://127.0.0.1/l", secret: "s" }, 30, actor);
+    await store.messages.publish(org, other.id, { name: null, data: "1" }, 31, actor);
+    await settle(store, (await store.deliveries.claimDue(request, 40)).claimed, 40);
+    expect(await census(store)).toEqual({ ...clean, messages: 1, deliveries: 1, attempts: 1 });
+    await store.client`DELETE FROM orgs WHERE id = ${org}`;
+    expect(await census(store)).toEqual({ ...clean, messages: 0, deliveries: 0, attempts: 0 });
+  });
+
+  test("publishes racing the deletes of their queue's listeners leave no delivery behind", async () => {
+    // Two instances: one publishes, the other deletes listeners meanwhile. Each store runs its own writes in
+    // order, so the race needs two.
+    const [publisher, deleter] = [await open(), await open()];
+    const org = (await publisher.orgs.create("com.example.race", 1)).id;
+    const queue = await publisher.queues.create(org, { name: "q", schema: null, schemaId: null }, 1, actor);
+    const listeners = [];
+    for (let i = 0; i < 40; i++) {
+      listeners.push(await publisher.listeners.create(org, queue.id,
+        { name: `l${i}`, notifyUrl: "http://127.0.0.1/n", livenessUrl: "http://127.0.0.1/l", secret: "s" }, 1, actor));
+    }
+    let publishing = true;
+    const publishes = (async () => {
+      let n = 0;
+      while (publishing) {
+        await Promise.all(Array.from({ length: 8 }, (_, i) => publisher.messages.publish(org, queue.id, { name: null, data: String(i) }, 2 + n, actor)));
+        n++;
+      }
+      return n;
+    })();
+    for (const l of listeners) {
+      await deleter.listeners.delete(org, queue.id, l.id, 3, actor);
+      await Bun.sleep(2);
+    }
+    publishing = false;
+    expect(await publishes).toBeGreaterThan(0);
+    const counts = await census(publisher);
+    expect(counts.messages).toBeGreaterThan(0);
+    expect(counts).toMatchObject({ orphanMessages: 0, orphanDeliveries: 0, deliveries: 0 });
+  });
+});
