@@ -5,8 +5,8 @@
  * fanout (1, 10, 100 listeners: sustained deliveries and publish-to-received delay), backlog (ingest and drain
  * beside a million held deliveries), recovery (ingest while retention deletes, and while a replay drains, a million),
  * hostile (publishing beside clients that send deep bodies and backtracking-prone
- * data), metrics (ingest while /metrics is scraped every second), postgres (ingest, fan-out and two instances
- * against PostgreSQL). `--quick` shrinks every size for a smoke check under a minute.
+ * data), metrics (ingest while /metrics is scraped every second), postgres (ingest, fan-out, two instances
+ * against PostgreSQL, and the database's CPU for the rows a delivered message needs at least). `--quick` shrinks every size for a smoke check under a minute.
  * Every child process is killed when the bench ends, however it ends; the whole run has a deadline.
  * Needs wrk and h2load (Debian packages wrk, nghttp2-client).
  */

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { ratio } from "./stats.ts";
 
-export type Unit = "msg/s" | "deliveries/s" | "ms" | "MB" | "s" | "%";
+export type Unit = "msg/s" | "deliveries/s" | "ms" | "µs" | "MB" | "s" | "%";
 export type Target = { kind: "ratio>="; value: number } | { kind: "<"; value: number };
 
 export type Figure = {
@@ -36,6 +36,7 @@ export function figure(f: Omit<Figure, "ratio" | "pass">): Figure {
 function num(x: number | null, unit: Unit): string {
   if (x === null || !Number.isFinite(x)) return "—";
   if (unit === "ms") return `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`;
+  if (unit === "µs") return `${x.toFixed(0)} µs`;
   if (unit === "MB") return `${x.toFixed(1)} MB`;
   if (unit === "%") return `${x.toFixed(0)} %`;
   if (unit === "s") return `${x < 1 ? (x * 1000).toFixed(0) + " ms" : x.toFixed(2) + " s"}`;

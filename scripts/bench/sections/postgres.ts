@@ -8,6 +8,9 @@
  *   (half the connections each), alternating, each with one listener. On two cores both instances, the server
  *   and the load generator share the same CPUs, so this shows what a second instance costs and adds there, not
  *   the scaling of machines of their own.
+ * - the database server's CPU per published and delivered message for the rows the delivery contract needs at
+ *   least, beside the baseline's one insert, with no HTTP at all (postgres-floor.ts): the part of the gap to the
+ *   ingest baseline that no code around the statements can close.
  * Skipped, with a note, when the server cannot be reached.
  */
 import { log, notePeak, type Ctx } from "../context.ts";
@@ -18,6 +21,7 @@ import { figure } from "../report.ts";
 import { measureIngest, median, roundsNote } from "./ingest.ts";
 import { runCase } from "./fanout.ts";
 import { benchDatabase, benchPostgresReachable, databaseCpu, dropBenchDatabases } from "../postgres-db.ts";
+import { baselineFloor, fanoutFloor } from "../postgres-floor.ts";
 
 type Proto = "h1" | "h2";
 const PROTO_NAME: Record<Proto, string> = { h1: "HTTP/1.1", h2: "HTTP/2" };
@@ -134,6 +138,23 @@ async function twoInstances(ctx: Ctx): Promise<void> {
   }
 }
 
+async function floor(ctx: Ctx): Promise<void> {
+  const rounds: { baseline: number; publish: number; deliver: number; total: number; ratio: number }[] = [];
+  for (let round = 0; round < ctx.plan.postgresRounds; round++) {
+    const baseline = await baselineFloor(ctx.plan.pairSeconds);
+    const { publish, deliver, deliveries } = await fanoutFloor(ctx.plan.pairSeconds);
+    log(`postgres floor: baseline ${baseline.toFixed(1)} µs a row; publish ${publish.toFixed(1)} + deliver ${deliver.toFixed(1)} µs (${deliveries} deliveries)`);
+    rounds.push({ baseline, publish, deliver, total: publish + deliver, ratio: (publish + deliver) / baseline });
+  }
+  rounds.sort((x, y) => x.ratio - y.ratio);
+  const m = median(rounds);
+  ctx.figures.push(figure({ section: SECTION, name: "PostgreSQL server CPU per published and delivered message, its rows at least", unit: "µs",
+    value: m.total, baseline: m.baseline, baselineName: "the ingest baseline's one insert",
+    note: [`publish ${m.publish.toFixed(0)} µs (message, delivery, usage event) + deliver ${m.deliver.toFixed(0)} µs (lease, settle, attempt)`,
+      "no HTTP and no fanout process", roundsNote(rounds)].filter(Boolean).join("; ") }));
+  ctx.details.postgresFloor = rounds;
+}
+
 export async function postgresSection(ctx: Ctx): Promise<void> {
   const unreachable = await benchPostgresReachable();
   if (unreachable) {
@@ -145,6 +166,7 @@ export async function postgresSection(ctx: Ctx): Promise<void> {
     await ingest(ctx);
     await fanout(ctx);
     await twoInstances(ctx);
+    await floor(ctx);
   } finally {
     await dropBenchDatabases();
   }
