@@ -1,11 +1,14 @@
 /**
  * messages, deliveries and attempts have no foreign keys on PostgreSQL (schema.ts): deletes cascade by triggers,
- * and the statements that insert them lock what they hang from. Rows are counted here straight from the tables.
+ * and the statements that insert them lock what they hang from; a database made with the keys is upgraded in place.
+ * Rows are counted here straight from the tables.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { openPostgresStore, type PostgresStore } from "./index.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "../../../test/support/postgres.ts";
 import type { ClaimedDelivery } from "../deliveries.ts";
+import { migrations } from "./migrations.gen.ts";
+import { applyMigrations } from "./migrations.ts";
 
 const actor = { keyId: "k", keyName: "k" };
 const request = { owner: "w", leaseMs: 10_000, limit: 256, perListener: 10_000, busy: new Map<number, number>() };
@@ -68,6 +71,40 @@ describe.if(await postgresAvailable())("deletes cascade without foreign keys", (
     expect(await census(store)).toEqual({ ...clean, messages: 1, deliveries: 1, attempts: 1 });
     await store.client`DELETE FROM orgs WHERE id = ${org}`;
     expect(await census(store)).toEqual({ ...clean, messages: 0, deliveries: 0, attempts: 0 });
+  });
+
+  test("a database made before the triggers is upgraded in place: its rows stay, and deletes cascade through them", async () => {
+    const before = await createTestDatabase();
+    let store: PostgresStore | undefined;
+    try {
+      // The first migration alone, recorded as drizzle records it: the schema of a release that had foreign keys.
+      const [first] = migrations;
+      store = await openPostgresStore(before.url, { pool: 4, role: "test", migrate: false });
+      await store.client.begin(async (tx) => {
+        for (const stmt of first!.sql.split("--> statement-breakpoint")) if (stmt.trim()) await tx.unsafe(stmt);
+        await tx`CREATE SCHEMA drizzle`;
+        await tx`CREATE TABLE drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`;
+        await tx`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('first', ${first!.when})`;
+      });
+      const keys = async () => (await store!.client`SELECT conname FROM pg_constraint
+        WHERE contype = 'f' AND conrelid IN ('messages'::regclass, 'deliveries'::regclass, 'attempts'::regclass)`).length;
+      expect(await keys()).toBe(4);
+      const org = (await store.orgs.create("com.example.upgrade", 1)).id;
+      const queue = await store.queues.create(org, { name: "q", schema: null, schemaId: null }, 1, actor);
+      await store.listeners.create(org, queue.id, { name: "l", notifyUrl: "http://127.0.0.1/n", livenessUrl: "http://127.0.0.1/l", secret: "s" }, 1, actor);
+      for (let i = 0; i < 5; i++) await store.messages.publish(org, queue.id, { name: null, data: String(i) }, 2 + i, actor);
+      await settle(store, (await store.deliveries.claimDue(request, 10)).claimed, 10);
+
+      expect(await applyMigrations(store.client)).toBe(migrations.length - 1);
+      expect(await keys()).toBe(0);
+      const clean = { orphanMessages: 0, orphanDeliveries: 0, orphanAttempts: 0 };
+      expect(await census(store)).toEqual({ ...clean, messages: 5, deliveries: 5, attempts: 5 });
+      await store.queues.delete(org, queue.id, 20, actor);
+      expect(await census(store)).toEqual({ ...clean, messages: 0, deliveries: 0, attempts: 0 });
+    } finally {
+      await store?.close();
+      await before.drop();
+    }
   });
 
   test("publishes racing the deletes of their queue's listeners leave no delivery behind", async () => {
