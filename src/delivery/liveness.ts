@@ -90,7 +90,7 @@ export class Prober {
       url: target.livenessUrl,
       method: "GET",
       body: "",
-      headers: { "user-agent": this.deps.userAgent },
+      headers: { ...target.headers, "user-agent": this.deps.userAgent },
       timeoutMs: PROBE_TIMEOUT_MS,
       poolKey: `liveness:${target.seq}`,
     });

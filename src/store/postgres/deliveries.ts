@@ -23,6 +23,7 @@ type DetailRow = {
   seen: string; next_due: string | null; id: string | null; due: string; attempt: number; listener_seq: string; message_id: string;
   message_name: string | null; data: string; created_at: string; listener_id: string; org_id: string; notify_url: string; secret: string;
   previous_secret: string | null; previous_secret_until: string | null; held: boolean; queue_id: string; queue_name: string;
+  headers: string | null;
 };
 
 function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
@@ -33,7 +34,10 @@ function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
     id: num(r.id),
     token,
     attempt: r.attempt,
-    listener: { seq: num(r.listener_seq), id: r.listener_id, orgId: r.org_id, notifyUrl: r.notify_url, secrets, held: r.held },
+    listener: {
+      seq: num(r.listener_seq), id: r.listener_id, orgId: r.org_id, notifyUrl: r.notify_url, secrets, held: r.held,
+      headers: r.headers === null ? null : JSON.parse(r.headers),
+    },
     message: {
       id: r.message_id,
       name: r.message_name,
@@ -152,10 +156,13 @@ export function deliveryStore(client: SQL): DeliveryStore {
       }
     },
     async claimProbes(limit, holdMs, now) {
-      const rows = await run<{ seq: string; id: string; queue_id: string; liveness_url: string; liveness_state: ProbeTarget["state"]; failures_in_row: number }>(
-        Q.CLAIM_PROBES, [now, limit, now + holdMs]);
+      type Row = { seq: string; id: string; queue_id: string; liveness_url: string; liveness_state: ProbeTarget["state"]; failures_in_row: number; headers: string | null };
+      const rows = await run<Row>(Q.CLAIM_PROBES, [now, limit, now + holdMs]);
       return rows
-        .map((r) => ({ seq: num(r.seq), id: r.id, queueId: r.queue_id, livenessUrl: r.liveness_url, state: r.liveness_state, failuresInRow: r.failures_in_row }))
+        .map((r) => ({
+          seq: num(r.seq), id: r.id, queueId: r.queue_id, livenessUrl: r.liveness_url, state: r.liveness_state, failuresInRow: r.failures_in_row,
+          headers: r.headers === null ? null : JSON.parse(r.headers),
+        }))
         .sort((a, b) => a.seq - b.seq);
     },
     async recordProbe(r, now) {

@@ -4,6 +4,7 @@ import { checkReachable, drizzleOf, openClient } from "./client.ts";
 import { parsePostgresUrl, type PostgresTarget } from "./url.ts";
 import { Writer } from "./writer.ts";
 import { publishBatch, type Publish } from "./publish.ts";
+import { FilterCache, filteredPublish } from "./publish-filters.ts";
 import { orgStore } from "./orgs.ts";
 import { apiKeyStore } from "./api-keys.ts";
 import { queueStore } from "./queues.ts";
@@ -87,7 +88,7 @@ export async function openPostgresStore(location: string, options: PostgresOptio
     lockouts: w(lockoutStore(client, feed.watchers, feed.subscribe)),
     queues: w(queueStore(conn)),
     listeners: w(listenerStore(conn)),
-    messages: w(messageStore(conn, (p) => writes.batched(p))),
+    messages: w(messageStore(conn, filteredPublish(new FilterCache(client), (p) => writes.batched(p)))),
     events: w(eventStore(db)),
     deliveries,
     idempotency: w(idempotencyStore(conn)),

@@ -8,6 +8,7 @@ import { idFloor, randomBase62 } from "../../lib/ids.ts";
 import { replayStatements } from "./replays.ts";
 import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeTarget } from "../deliveries.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
+import { applyFanout, FanoutPlanner, type FanoutPlan } from "./fanout-filters.ts";
 import { whenUnlocked } from "./write-lock.ts";
 import { asStorageError, rollBackLeftover, writeReadiness } from "./writability.ts";
 import type { LockSignal } from "./lock-signal.ts";
@@ -74,7 +75,7 @@ function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
 type Detail = { id: number; attempt: number; listenerSeq: number; messageId: string; messageName: string | null; data: string; createdAt: number };
 type ListenerDetail = {
   seq: number; id: string; orgId: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
-  livenessState: string; enabled: number; queueId: string; queueName: string;
+  livenessState: string; enabled: number; queueId: string; queueName: string; headers: string | null;
 };
 
 function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): ClaimedDelivery {
@@ -84,7 +85,10 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): Cl
     id: d.id,
     token,
     attempt: d.attempt,
-    listener: { seq: l.seq, id: l.id, orgId: l.orgId, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled },
+    listener: {
+      seq: l.seq, id: l.id, orgId: l.orgId, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled,
+      headers: l.headers === null ? null : JSON.parse(l.headers),
+    },
     message: {
       id: d.messageId,
       name: d.messageName,
@@ -131,20 +135,6 @@ function settleAll(s: Statements, items: Completion[], now: number): boolean[] {
 }
 
 type Held = { id: number; listenerSeq: number; messageId: string } & MissedDelivery;
-type FanoutState = { cursor: number; top: number };
-
-/**
- * Writes the deliveries of the next slice of messages past the cursor and moves it (fanout.ts); true when
- * messages remain past it. Inside the caller's transaction, which re-reads the cursor under the write lock.
- */
-function fanOut(s: Statements): boolean {
-  const { cursor, top } = s.fanoutState.get() as FanoutState;
-  if (top <= cursor) return false;
-  const { upTo } = s.fanoutUpTo.get({ cursor, top }) as { upTo: number };
-  s.fanOut.run({ cursor, upTo });
-  s.advanceFanout.run({ upTo });
-  return upTo < top;
-}
 
 /** The rows leased under `token`, in the order they were chosen; each listener's fields are read once. */
 function leasedDetails(s: Statements, ids: number[], token: string, now: number): ClaimedDelivery[] {
@@ -172,10 +162,10 @@ function transactions(sqlite: Database, s: Statements) {
   let claims = 0;
   return {
     // Leases only; the caller reads the leased rows' details after the commit (completeAndClaim). `choose` is
-    // the rows chosen before the transaction, or, when messages wait for their fan-out, the choice to make
-    // after it, so that their deliveries go out in this step.
-    completeAndLease: immediate((items: Completion[], choose: number[] | (() => number[]), leaseMs: number, owner: string, now: number) => {
-      const more = typeof choose === "function" && fanOut(s);
+    // the rows chosen before the transaction, or, when messages wait for their fan-out (`fanout`, planned
+    // before it: fanout-filters.ts), the choice to make after it, so that their deliveries go out in this step.
+    completeAndLease: immediate((items: Completion[], choose: number[] | (() => number[]), fanout: FanoutPlan | null, leaseMs: number, owner: string, now: number) => {
+      const more = fanout !== null && applyFanout(s, fanout);
       const settled = settleAll(s, items, now);
       const ids = typeof choose === "function" ? choose() : choose;
       if (ids.length === 0) return { settled, token: null, ids, more };
@@ -223,13 +213,14 @@ function mapped(sqlite: Database, store: DeliveryStore): DeliveryStore {
 export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliveryStore {
   const s = prepareStatements(sqlite);
   const tx = transactions(sqlite, s);
+  const planner = new FanoutPlanner();
   const write = <T>(fn: () => T) => whenUnlocked(sqlite, fn, signal);
   const completeAndClaim: DeliveryStore["completeAndClaim"] = async (items, req, now) => {
     // The rows being settled are `sending`, so none can be chosen here; a retry they schedule is a later step's.
-    const fanout = s.fanoutState.get() as FanoutState;
-    const choose = fanout.top > fanout.cursor ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
+    const fanout = planner.plan(s);
+    const choose = fanout ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
     const { settled, token, ids, more } = items.length || typeof choose === "function" || choose.length
-      ? await write(() => tx.completeAndLease(items, choose, req.leaseMs, req.owner, now))
+      ? await write(() => tx.completeAndLease(items, choose, fanout, req.leaseMs, req.owner, now))
       : { settled: [], token: null, ids: [], more: false };
     // The details (URL, secrets, the message's data) are read after the commit, so the write lock the publishes
     // wait for is held only as long as the leasing takes. The lease token keeps the rows this worker's
@@ -276,7 +267,8 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
       return rows.length ? write(() => tx.expire(rows, now)) : [];
     },
     async claimProbes(limit, holdMs, now) {
-      return write(() => s.claimProbes.all({ now, limit, hold: now + holdMs }) as ProbeTarget[]);
+      const rows = await write(() => s.claimProbes.all({ now, limit, hold: now + holdMs }) as (Omit<ProbeTarget, "headers"> & { headers: string | null })[]);
+      return rows.map((r) => ({ ...r, headers: r.headers === null ? null : JSON.parse(r.headers) }));
     },
     async recordProbe(r, now) {
       const values = { seq: r.seq, state: r.state, failures: r.failuresInRow, ok: r.ok ? 1 : 0, next: r.nextProbeAt, now };
