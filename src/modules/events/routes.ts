@@ -6,7 +6,7 @@ import type { UsageEvent } from "../../store/index.ts";
 import { EventsQuery, EventsResponse } from "./model.ts";
 import * as service from "./service.ts";
 
-/** SPEC 2.9 on the wire; `client` is the organization the event belongs to. */
+/** The event on the wire (docs/delivery.md, Usage events); `client` is the organization it belongs to. */
 const eventView = (e: UsageEvent) => ({
   id: e.id,
   type: e.type,

@@ -7,7 +7,7 @@ import { ApiClientBody, ApiClientParams, ApiClientResponse } from "./model.ts";
 import * as service from "./service.ts";
 import { jsonOrEmpty } from "../../http/body.ts";
 
-/** `self`, plus the organization's collections so a client can navigate from it (SPEC 9.4). */
+/** `self`, plus the organization's collections so a client can navigate from it rather than build URLs. */
 const clientView = (origin: string, org: Org) => ({
   api_client: { id: org.id, name: org.name },
   _links: { self: link(origin, `/api_clients/${org.id}`), api_keys: link(origin, "/api_keys"), queues: link(origin, "/queues") },

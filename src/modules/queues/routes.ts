@@ -11,7 +11,7 @@ import { jsonOrEmpty } from "../../http/body.ts";
 
 const queuePath = (id: string) => `/queues/${id}`;
 
-/** Queue `_links`: self, the schema when there is one, and one per listener keyed by its name (PRODUCT §4). */
+/** Queue `_links`: self, the schema when there is one, and one per listener keyed by its name (docs/api.md). */
 function queueView(origin: string, queue: Queue, listeners: { id: string; name: string }[]) {
   const _links: Links = { self: link(origin, queuePath(queue.id)) };
   if (queue.schemaId) _links.schema = link(origin, `${queuePath(queue.id)}/schemas/${queue.schemaId}`);
