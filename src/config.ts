@@ -172,7 +172,7 @@ export const ConfigSchema = Type.Object({
     env: "FANOUT_SHUTDOWN_TIMEOUT", arg: "<duration>", default: "10s", about: "bound on a graceful stop (SIGTERM, SIGINT)" }),
   /**
    * Milliseconds a final message (every delivery acknowledged or missed) is kept, with its deliveries and attempts,
-   * so the database stops growing under a steady load; 0 keeps everything (PRODUCT §9).
+   * so the database stops growing under a steady load; 0 keeps everything (docs/operations.md, Sizing).
    */
   retentionMs: setting(Type.Integer({ minimum: 0 }), toMsOrZero, RETENTION, { flag: "--retention", env: "FANOUT_RETENTION",
     arg: "<duration>", default: "30d", about: "how long final messages are kept; 0 keeps everything" }),
@@ -248,7 +248,7 @@ export function parseDuration(text: string): number {
   return ms;
 }
 
-/** PRODUCT §3: lowercase reverse-DNS, two or more labels of a-z 0-9 -, each starting with a letter or digit. */
+/** Lowercase reverse-DNS, two or more labels of a-z 0-9 -, each starting with a letter or digit (docs/api.md). */
 export function isOrgName(name: string): boolean {
   return ORG_NAME.test(name);
 }
