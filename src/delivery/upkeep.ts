@@ -1,6 +1,6 @@
 /**
- * Background work of the delivery worker besides delivering: retention sweeps and replays (docs/delivery.md,
- * docs/decisions.md). Both change many rows, so both go a chunk at a time, each chunk one transaction. What publishes
+ * Background work of the delivery worker besides delivering: retention sweeps and replays (docs/decisions.md).
+ * Both change many rows, so both go a chunk at a time, each chunk one transaction. What publishes
  * wait for is the write lock a chunk holds, and the CPU it takes from them: so a chunk is sized to hold the lock
  * about CHUNK_MS (the size follows the time the last chunk took), and the work rests a multiple of that after
  * each. A replay rests three times as long (a quarter of the lock at most: it is work someone asked for and

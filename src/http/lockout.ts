@@ -132,7 +132,7 @@ const CANONICAL_IPV4 = new RegExp(`^${OCTET}(\\.${OCTET}){3}$`);
 export function clientAddress(peer: string | null | undefined, forwardedFor: string | null, trustProxy: boolean): string {
   const forwarded = trustProxy ? forwardedFor?.split(",")[0]?.trim() : undefined;
   const raw = forwarded || peer || "unknown";
-  // The common case, a socket's IPv4 peer, is already in the form ipaddr.js would print: not parsed on every request.
+  // The common case, a socket's IPv4 peer, is already in the form ipaddr.js would print: no parse per request.
   if (CANONICAL_IPV4.test(raw)) return raw;
   if (!ipaddr.isValid(raw)) return raw.slice(0, MAX_ADDRESS_CHARS);
   const address = ipaddr.process(raw);

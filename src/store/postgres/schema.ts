@@ -202,7 +202,7 @@ export const eventKeys = pgTable("event_keys", {
   seq: ms("seq").notNull(),
 });
 
-/** Failed authentications per client address, shared by every instance: lockout holds across them (docs/postgres.md). */
+/** Failed authentications per client address, shared by every instance so that lockout holds across them. */
 export const authFailures = pgTable(
   "auth_failures",
   {
