@@ -191,7 +191,7 @@ export const ConfigSchema = Type.Object({
   /** Largest accepted `data`, serialized, in bytes: bounds memory per request and database growth per message. */
   maxMessageBytes: setting(Type.Integer({ minimum: 1 }), toInteger, POSITIVE, { flag: "--max-message-bytes",
     env: "FANOUT_MAX_MESSAGE_BYTES", arg: "<bytes>", default: "262144", about: "largest accepted data, serialized" }),
-  /** SQLite synchronous mode: `normal` survives a process crash; `full` also power loss, at about 50x the cost per commit. */
+  /** SQLite synchronous mode: `normal` survives a process crash; `full` also power loss, at the price of a sync per commit. */
   durability: setting(Type.Union([Type.Literal("normal"), Type.Literal("full")]), asText, "normal or full",
     { flag: "--durability", env: "FANOUT_DURABILITY", arg: "<normal|full>", default: "normal",
       about: "normal: a 200 survives a crash; full: also power loss" }),
