@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { link, type Links } from "../../http/links.ts";
 import { splitUrl } from "../../http/request-url.ts";
@@ -34,7 +34,7 @@ function eventLinks(origin: string, request: Request, page: service.EventsPage):
 }
 
 export function eventRoutes(deps: Deps) {
-  return new Elysia({ tags: ["events"] } as any)
+  return moduleRoutes("events")
     .use(apiContext(deps))
     .get(
       "/events",

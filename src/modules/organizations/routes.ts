@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { refusals } from "../../http/openapi.ts";
 import { link } from "../../http/links.ts";
@@ -14,7 +14,7 @@ const clientView = (origin: string, org: Org) => ({
 });
 
 export function organizationRoutes(deps: Deps) {
-  return new Elysia({ tags: ["api_clients"] } as any)
+  return moduleRoutes("api_clients")
     .use(apiContext(deps))
     .get("/api_clients/:api_client_id", async ({ auth, params, origin }) => clientView(origin, await service.getApiClient(deps, auth, params.api_client_id)), {
       params: ApiClientParams,

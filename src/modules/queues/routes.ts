@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
@@ -20,7 +20,7 @@ function queueView(origin: string, queue: Queue, listeners: { id: string; name: 
 }
 
 export function queueRoutes(deps: Deps) {
-  return new Elysia({ tags: ["queues"] } as any)
+  return moduleRoutes("queues")
     .use(apiContext(deps))
     .post("/queues", async ({ auth, body, origin, now }) => queueView(origin, await service.createQueue(deps, auth, body, now), []), {
       parse: jsonOrEmpty(),
