@@ -53,6 +53,8 @@ describe("name patterns", () => {
     expect(globMatches("*a*b*c*", "xxcxxbxxaxx")).toBe(false);
     expect(globMatches("*aab*", "aaab")).toBe(true);
     expect(globMatches("*abab*c", "ababac.ababc")).toBe(true);
+    expect(globMatches("*ab*ba*", "aba")).toBe(false);
+    expect(globMatches("*ab*ba*", "abba")).toBe(true);
   });
 
   test("regular expression characters are literal", () => {
