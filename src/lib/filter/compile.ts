@@ -7,7 +7,8 @@ import { compileConditions } from "./conditions.ts";
 import type { Condition } from "./evaluate.ts";
 import { compileGlob, type Glob } from "./glob.ts";
 import { isRecord } from "./json-values.ts";
-import { FILTER_LIMITS, FilterProblems, pointerSegment } from "./limits.ts";
+import { FILTER_LIMITS, FilterProblems } from "./limits.ts";
+import { pointerSegment } from "../json-pointer.ts";
 
 /** A filter as saved and shown: the validated input, parts given as null left out. */
 export type FilterSpec = { names?: string[]; data?: Record<string, unknown> };

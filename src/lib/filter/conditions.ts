@@ -6,7 +6,8 @@
  */
 import { NOT_AN_INDEX, type Condition, type Test } from "./evaluate.ts";
 import { isRecord } from "./json-values.ts";
-import { FILTER_LIMITS, pointerSegment, type FilterProblems } from "./limits.ts";
+import { FILTER_LIMITS, type FilterProblems } from "./limits.ts";
+import { pointerSegment } from "../json-pointer.ts";
 import { compileNeedle } from "./text-search.ts";
 
 const OPERATORS = ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$prefix", "$contains"] as const;

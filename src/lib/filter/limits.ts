@@ -40,8 +40,3 @@ export class FilterProblems {
     return true;
   }
 }
-
-/** RFC 6901 escaping, so a key holding "/" cannot be mistaken for two segments of the path. */
-export function pointerSegment(key: string | number): string {
-  return "/" + String(key).replaceAll("~", "~0").replaceAll("/", "~1");
-}
