@@ -70,7 +70,11 @@ describe("paths", () => {
     for (const path of ["constructor", "toString", "__proto__", "a.hasOwnProperty"]) {
       expect({ path, exists: dataMatches({ [path]: { $exists: true } }, { a: {} }) }).toEqual({ path, exists: false });
     }
-    expect(dataMatches({ __proto__: { $eq: 1 } }, JSON.parse('{"__proto__": 1}'))).toBe(true);
+    // A key named __proto__, as JSON.parse makes it: an own property (an object literal would set the prototype).
+    const proto = JSON.parse('{"__proto__": {"$eq": 1}}');
+    expect(dataMatches(proto, JSON.parse('{"__proto__": 1}'))).toBe(true);
+    expect(dataMatches(proto, {})).toBe(false);
+    expect(dataMatches(JSON.parse('{"__proto__.__proto__": null}'), {})).toBe(false);
   });
 
   test("when the data is a scalar or null every path is missing", () => {

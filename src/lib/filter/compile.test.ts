@@ -209,6 +209,12 @@ describe("the saved form", () => {
     expect(result.ok && canonicalFilter(result.filter)).toEqual({ names: ["a"], data: { a: [1] } });
   });
 
+  test("keeps a key named __proto__ as a key", () => {
+    const text = '{"data":{"__proto__":{"$eq":1},"a":{"__proto__":2}}}';
+    const result = compileFilter(JSON.parse(text));
+    expect(result.ok && JSON.stringify(canonicalFilter(result.filter))).toBe(text);
+  });
+
   test("compiles again from its JSON to the same spec", () => {
     const filter = { names: ["*"], data: { $or: [{ "a.0": { $in: [1, [2], { b: null }] } }, { $not: { c: { $contains: "x" } } }] } };
     const first = compileFilter(filter);
