@@ -172,7 +172,7 @@ export const ConfigSchema = Type.Object({
     env: "FANOUT_SHUTDOWN_TIMEOUT", arg: "<duration>", default: "10s", about: "bound on a graceful stop (SIGTERM, SIGINT)" }),
   /**
    * Milliseconds a final message (every delivery acknowledged or missed) is kept, with its deliveries and attempts,
-   * so the database stops growing under a steady load; 0 keeps everything (PRODUCT §9).
+   * so the database stops growing under a steady load; 0 keeps everything (docs/operations.md, Sizing).
    */
   retentionMs: setting(Type.Integer({ minimum: 0 }), toMsOrZero, RETENTION, { flag: "--retention", env: "FANOUT_RETENTION",
     arg: "<duration>", default: "30d", about: "how long final messages are kept; 0 keeps everything" }),
@@ -191,7 +191,7 @@ export const ConfigSchema = Type.Object({
   /** Largest accepted `data`, serialized, in bytes: bounds memory per request and database growth per message. */
   maxMessageBytes: setting(Type.Integer({ minimum: 1 }), toInteger, POSITIVE, { flag: "--max-message-bytes",
     env: "FANOUT_MAX_MESSAGE_BYTES", arg: "<bytes>", default: "262144", about: "largest accepted data, serialized" }),
-  /** SQLite synchronous mode: `normal` survives a process crash; `full` also power loss, at about 50x the cost per commit. */
+  /** SQLite synchronous mode: `normal` survives a process crash; `full` also power loss, at the price of a sync per commit. */
   durability: setting(Type.Union([Type.Literal("normal"), Type.Literal("full")]), asText, "normal or full",
     { flag: "--durability", env: "FANOUT_DURABILITY", arg: "<normal|full>", default: "normal",
       about: "normal: a 200 survives a crash; full: also power loss" }),
@@ -248,7 +248,7 @@ export function parseDuration(text: string): number {
   return ms;
 }
 
-/** PRODUCT §3: lowercase reverse-DNS, two or more labels of a-z 0-9 -, each starting with a letter or digit. */
+/** Lowercase reverse-DNS, two or more labels of a-z 0-9 -, each starting with a letter or digit (docs/api.md). */
 export function isOrgName(name: string): boolean {
   return ORG_NAME.test(name);
 }

@@ -73,8 +73,8 @@ function displayHost(host: string): string {
 }
 
 /**
- * With JSON logs, stdout carries JSON too: the generated owner key, once, as one object (PRODUCT §2 prints it
- * once; it is the only secret the service ever writes, and never in a log line).
+ * With JSON logs, stdout carries JSON too: the generated owner key, once, as one object (it is the only secret
+ * the service ever writes, and never in a log line).
  */
 function printOwnerKey(onboarded: Onboarded): void {
   console.log(JSON.stringify({ time: new Date().toISOString(), organization: onboarded.org.name, organization_id: onboarded.org.id,

@@ -1,6 +1,6 @@
 /**
  * Fan-out baseline, run as its own process: bare fetch POSTs from Bun to the same receivers, with the caps a
- * fanout delivery worker has by default (PRODUCT §2: 256 requests in flight in all, 16 per listener), the same
+ * fanout delivery worker has by default (256 requests in flight in all, 16 per listener), the same
  * delivery body and Standard Webhooks header names. Nothing is read from or written to a database and nothing
  * is signed: the ratio to it is what fanout's claim/complete bookkeeping, signing and egress checks cost.
  * Each listener gets min(16, its share of 256) senders that loop until that listener's quota is sent.

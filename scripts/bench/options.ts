@@ -27,7 +27,7 @@ export type Plan = {
   stallMs: number; // no new delivery for this long ends a wait: "not delivered" or partial
   backlogDeliveries: number; // held deliveries already in the database
   drainDeliveries: number; // pending deliveries to a live receiver, timed from start to the last one
-  globalConcurrency: number; // PRODUCT §2 defaults, which the bare-fetch baseline copies
+  globalConcurrency: number; // fanout's default caps, which the bare-fetch baseline copies
   listenerConcurrency: number;
   postgresRounds: number; // rounds of each PostgreSQL comparison (ingest per protocol, one instance against two)
   postgresFanout: { listeners: number; messages: number };

@@ -30,7 +30,7 @@ export function messageBody(): string {
   return text;
 }
 
-/** What a listener receives for that message (PRODUCT §6), for the bare-fetch baseline to send the same bytes. */
+/** What a listener receives for that message, for the bare-fetch baseline to send the same bytes. */
 export function deliveryBody(id: string): string {
   const { name, data } = JSON.parse(messageBody());
   return JSON.stringify({ id, name, queue: { id: "q_00000000000000000000", name: "bench" }, data, created_at: Date.now() });

@@ -45,7 +45,7 @@ function hasHeldColumn(db: Database): boolean {
   return (db.query("SELECT name FROM pragma_table_info('deliveries')").all() as { name: string }[]).some((c) => c.name === "held_since");
 }
 
-/** PRODUCT §6: a listener is `down` after three failed probes; its deliveries then wait without using retries. */
+/** A listener is `down` after three failed probes; its deliveries then wait without using retries. */
 function markDown(db: Database, listenerId: string, now: number): void {
   db.run(`UPDATE listeners SET liveness_state = 'down', failure_count = 3, failures_in_row = 3, down_since = ?, next_probe_at = ?
     WHERE id = ?`, [now, now, listenerId]);

@@ -1,4 +1,4 @@
-// Liveness (PRODUCT §6): every listener's liveness_url gets a GET each liveness interval, 5 s timeout. A 2xx
+// Liveness (docs/delivery.md): every listener's liveness_url gets a GET each liveness interval, 5 s timeout. A 2xx
 // is a success, anything else (a timeout, a refused target) a failure.
 //
 //   pending --success--> stable          any --success--> stable (failures in a row back to 0)

@@ -39,8 +39,7 @@ const MAX_BATCH = 256;
 export const BATCH_MS = 5;
 /**
  * How many times its cap a listener may hold in its ready list, besides the requests in flight. The list must
- * outlast a step that waits for the write lock, a checkpoint or a collection; 1 let the publish-to-received tail
- * grow several times over, and more than 3 gained nothing.
+ * outlast a step that waits for the write lock, a checkpoint or a collection (docs/performance.md, Ready lists).
  */
 const READY_PER_CAP = 3;
 

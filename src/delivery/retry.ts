@@ -4,7 +4,7 @@
 // spent the delivery is missed. Jitter spreads the retries of a burst that failed together (a listener
 // outage) so they do not all return in the same instant.
 
-/** `gone`: the receiver answered 410 Gone; its listener is paused and the delivery waits (PRODUCT §10). */
+/** `gone`: the receiver answered 410 Gone; its listener is paused and the delivery waits (docs/delivery.md). */
 export type Outcome = { kind: "ack" } | { kind: "fail"; retryAfterMs?: number } | { kind: "gone" };
 
 export type NextAttempt = { state: "acknowledged" } | { state: "pending"; at: number } | { state: "missed" } | { state: "gone" };
@@ -24,10 +24,9 @@ export function nextAttempt(
   if (attempt > scheduleMs.length) return { state: "missed" };
   const base = scheduleMs[attempt - 1]!;
   const jittered = base * (1 + (random() * 2 - 1) * JITTER);
-  // PRODUCT §6: "a Retry-After from the listener is honoured up to the next delay". Reading chosen: wait what
-  // the listener asked for, but never longer than the jittered scheduled delay. The cap matters because an
-  // unbounded Retry-After would let one listener park a delivery past the schedule's total, where it would
-  // count as missed without its retries having been used.
+  // A Retry-After is honoured, but never beyond the jittered scheduled delay (docs/delivery.md): unbounded, it
+  // would let one listener park a delivery past the schedule's total, where it would count as missed without its
+  // retries having been used.
   const delay = outcome.retryAfterMs === undefined ? jittered : Math.min(Math.max(outcome.retryAfterMs, 0), jittered);
   return { state: "pending", at: now + Math.round(delay) };
 }

@@ -1,4 +1,4 @@
-// One delivery attempt (PRODUCT §6): POST <notify_url> with
+// One delivery attempt (docs/delivery.md, The request): POST <notify_url> with
 //   body    {"id","name","queue":{"id","name"},"data","created_at"}, created_at in epoch ms, data as stored
 //   headers content-type: application/json, user-agent: fanout/<version>,
 //           webhook-id: <message id> (the same on every retry, so receivers deduplicate by it),

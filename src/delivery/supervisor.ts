@@ -72,8 +72,8 @@ class Supervisor {
     const { options } = this;
     this.owner = `w${process.pid}-${randomBase62(8)}`;
     this.startedAt = Date.now();
-    // The small JavaScriptCore heap: collected more often, and about 12 MB less at the peak of the bench's
-    // one-listener fan-out (144-147 against 158-159 MB) with its ratios and p99 inside the noise (two pairs).
+    // The small JavaScriptCore heap: collected more often, a lower peak RSS at no measured cost
+    // (docs/performance.md, Memory and start).
     const w = new Worker(options.workerUrl ?? workerEntry(), { smol: true });
     this.worker = w;
     w.addEventListener("message", (event: MessageEvent<FromWorker>) => this.onMessage(event.data));
@@ -86,7 +86,7 @@ class Supervisor {
 
   /**
    * One message per turn of the event loop however many publishes committed in it. A microtask is not enough:
-   * Bun drains microtasks after every request, which made one cross-thread message (~8 µs) per publish.
+   * Bun drains microtasks after every request, which made one cross-thread message per publish.
    */
   nudge(): void {
     if (this.nudgeQueued || this.stopping || !this.worker) return;

@@ -1,12 +1,11 @@
 /**
- * Background work of the delivery worker besides delivering: retention sweeps (PRODUCT §9) and replays
- * (PRODUCT §10). Both change many rows, so both go a chunk at a time, each chunk one transaction. What publishes
+ * Background work of the delivery worker besides delivering: retention sweeps and replays (docs/decisions.md).
+ * Both change many rows, so both go a chunk at a time, each chunk one transaction. What publishes
  * wait for is the write lock a chunk holds, and the CPU it takes from them: so a chunk is sized to hold the lock
  * about CHUNK_MS (the size follows the time the last chunk took), and the work rests a multiple of that after
  * each. A replay rests three times as long (a quarter of the lock at most: it is work someone asked for and
  * waits on); a sweep six times (a seventh), since deleting a message with its deliveries and attempts costs
- * several times a publish, and nobody waits for it. Deleting 500 messages in one transaction held the lock for
- * about 50 ms, and ingest beside the sweep fell to half.
+ * several times a publish, and nobody waits for it (docs/performance.md has the figures).
  *
  * - Retention: every min(retention / 2, 1 minute), the final messages older than the retention go, oldest first
  *   (DeliveryStore.deleteExpired). Each sweep that deleted something is logged once, with its count.

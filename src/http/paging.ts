@@ -1,5 +1,5 @@
 /**
- * Pagination (SPEC 8.2, PRODUCT §4): `page` from 1, `per_page` 10 by default and at most 100; navigation in an
+ * Pagination (docs/api.md): `page` from 1, `per_page` 10 by default and at most 100; navigation in an
  * RFC 8288 Link header and the total in X-Total-Count.
  */
 import { t } from "elysia";

@@ -1,5 +1,5 @@
 /**
- * Rate limiting per API key (SPEC 8.3, PRODUCT §2 and §4): a fixed window per wall-clock minute, the same for
+ * Rate limiting per API key (docs/delivery.md): a fixed window per wall-clock minute, the same for
  * every key, so `X-RateLimit-Reset` is simply the next minute boundary. A burst straddling a boundary can pass
  * up to twice the limit within a moment; that is the accepted price of O(1) time and one small entry per key.
  *
@@ -57,7 +57,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   };
 }
 
-/** The three headers of SPEC 8.3; the reset time is in UTC epoch seconds. */
+/** The three X-RateLimit headers; the reset time is in UTC epoch seconds. */
 export function rateLimitHeaders(d: RateDecision): Record<string, string> {
   return {
     "x-ratelimit-limit": String(d.limit),

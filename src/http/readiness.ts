@@ -1,5 +1,5 @@
 /**
- * GET /readyz (PRODUCT §9; no key, no version prefix): 200 `{"status":"ready"}` while the database accepts writes,
+ * GET /readyz (no key, no version prefix): 200 `{"status":"ready"}` while the database accepts writes,
  * else 503 `{"status":"unavailable","detail":…}` with Retry-After, so a load balancer or an orchestrator takes the
  * instance out of rotation while its disk is full and back once it can write. /healthz stays the liveness check.
  *

@@ -1,5 +1,5 @@
 /**
- * Scope rules (SPEC 2.6, PRODUCT §3). Write includes read. A target is `*`, an item's own id, or, for
+ * Scope rules (docs/api.md, Keys and scopes). Write includes read. A target is `*`, an item's own id, or, for
  * listeners, messages and schemas, the id of their queue. A request outside the key's scopes is 403.
  */
 import type { ApiKey, Scope, ScopeResource, Visible } from "../store/index.ts";

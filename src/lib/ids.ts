@@ -48,7 +48,7 @@ export type IdKind = "org" | "key" | "queue" | "listener" | "message";
 const PREFIX: Record<IdKind, string> = { org: "org", key: "key", queue: "q", listener: "lst", message: "msg" };
 
 /**
- * Ids are opaque to clients (SPEC 2.1); the prefix only helps a human reading logs. They start with the creation
+ * Ids are opaque to clients (docs/api.md); the prefix only helps a human reading logs. They start with the creation
  * time (8 base62 digits of epoch ms), so new rows append at the right edge of the id index instead of dirtying a
  * random leaf page per insert; 12 random digits (71 bits) keep them unguessable and unique.
  */

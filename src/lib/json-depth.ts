@@ -4,7 +4,7 @@
  * gigabytes of memory in them, while this scan costs the same as for any other 40 KB.
  */
 
-/** Request bodies nest at most this deep (PRODUCT §5); a queue schema's own limit applies inside `data`. */
+/** Request bodies nest at most this deep (docs/security.md); a queue schema's own limit applies inside `data`. */
 export const MAX_JSON_DEPTH = 64;
 
 const QUOTE = 0x22;

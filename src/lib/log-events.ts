@@ -1,5 +1,5 @@
 /**
- * The lines the service logs about its own life and its listeners (PRODUCT §11), one method each, so every
+ * The lines the service logs about its own life and its listeners (docs/metrics.md, Logs), one method each, so every
  * caller writes the same message with the same field names and a new caller finds the line it needs here.
  * Ids go in fields named for what they identify: `listener`, `queue`, `message`. No method takes a secret.
  *

@@ -1,4 +1,4 @@
-// The token-or-loopback rule of GET /metrics (PRODUCT §11), decided by one function: the e2e tests can only be a
+// The token-or-loopback rule of GET /metrics (docs/metrics.md), decided by one function: the e2e tests can only be a
 // loopback client, so the refusals of other addresses are checked here.
 import { describe, expect, test } from "bun:test";
 import { decideMetricsAccess, isLoopback, type MetricsRequest } from "./access.ts";

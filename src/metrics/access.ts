@@ -1,5 +1,5 @@
 /**
- * Who may read /metrics (PRODUCT §11). With a token configured, any address that sends
+ * Who may read /metrics (docs/metrics.md). With a token configured, any address that sends
  * `Authorization: Bearer <token>`; without one, loopback clients only, so a fresh instance on a public
  * interface does not publish its organizations' names and volumes to the world.
  *

@@ -18,7 +18,7 @@ import { bump, type Buckets } from "./tally.ts";
 const LIVENESS_STATES: readonly LivenessState[] = ["pending", "stable", "unstable", "down"];
 /**
  * prom-client's default metrics kept: the process figures, the event loop's lag and the heap's size. Left out
- * under Bun: the V8 heap spaces (JavaScriptCore has none; reading them took 5-18 ms of every scrape), the
+ * under Bun: the V8 heap spaces (JavaScriptCore has none, and reading them slowed every scrape), the
  * Node version (not the runtime that runs) and the active handles (gauges named like counters).
  */
 const KEPT_DEFAULTS = /^(process_|nodejs_eventloop_lag_|nodejs_heap_size_|nodejs_external_memory_)/;

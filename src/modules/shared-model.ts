@@ -5,7 +5,7 @@ import { numericMember } from "../http/validation.ts";
 
 type TProperties = Record<string, TSchema>;
 
-/** ResourceName (PRODUCT §4): 1 to 128 characters, no control characters. */
+/** ResourceName: 1 to 128 characters, no control characters (docs/api.md). */
 export const ResourceName = t.String({ minLength: 1, maxLength: 128, pattern: "^[^\\u0000-\\u001F\\u007F]+$", description: "1 to 128 characters, no control characters" });
 export const ResourceId = t.String({ minLength: 1, maxLength: 64, description: "opaque id assigned by the service" });
 export const LinkObject = t.Object({ href: t.String() });

@@ -74,7 +74,7 @@ export interface Listener {
   livenessUrl: string;
   liveness: { state: LivenessState; successCount: number; failureCount: number };
   messages: { acknowledgedCount: number; missed: string[]; missedCount: number };
-  /** False: paused; its deliveries are held as while it is down (PRODUCT §10). */
+  /** False: paused; its deliveries are held as while it is down (docs/delivery.md). */
   enabled: boolean;
   /** Which messages it receives (lib/filter.ts), as saved; null: every message. */
   filter: FilterSpec | null;
@@ -295,7 +295,7 @@ export type LockoutRule = { attempts: number; windowMs: number; lockMs: number }
 
 /**
  * Failed authentications counted where every instance sees them (PostgreSQL), so a lockout holds across
- * instances (PRODUCT §12). Without it (one SQLite server) the process counts them itself (http/lockout.ts).
+ * instances (docs/postgres.md). Without it (one SQLite server) the process counts them itself (http/lockout.ts).
  */
 export interface LockoutStore {
   /** Counts one failed authentication of `address`; the end of its lock when this failure locked it, else 0. */

@@ -1,5 +1,5 @@
 /**
- * One writer's view of a storage outage (PRODUCT §9: disk full, read-only file system). The first
+ * One writer's view of a storage outage (disk full, read-only file system: docs/operations.md). The first
  * StorageUnavailable of a cause is reported, later ones of the same cause are not; then a real write (`probe`)
  * is tried every `everyMs` until one commits, and the recovery of every cause seen is reported.
  *

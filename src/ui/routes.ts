@@ -1,5 +1,5 @@
 /**
- * The dashboard at /ui/ (PRODUCT §11), answered by the server ahead of the API after one test of the path
+ * The dashboard at /ui/ (README, Dashboard), answered by the server ahead of the API after one test of the path
  * (http/server.ts), not as Bun.serve `routes`: while any are set, every HTTP/1.1 request is slower
  * (docs/performance.md). The page needs no key (it asks for one and calls /v1 with it); every answer carries a
  * strict Content-Security-Policy. Paths under /ui/ that are not files are the app's own routes and get the page;

@@ -1,10 +1,10 @@
-/** API keys end to end (SPEC rows 1–2, 2.5, 2.6; PRODUCT §3) against the real server over HTTP/1.1 and HTTP/2. */
+/** API keys end to end (docs/api.md, Keys and scopes) against the real server over HTTP/1.1 and HTTP/2. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PROTOS, startFanout, type Fanout } from "./harness.ts";
 
 let fanout: Fanout;
 let ownerId: string;
-// This file sends many deliberately bad keys; a lockout (PRODUCT §8) would turn later checks into 403s.
+// This file sends many deliberately bad keys; a lockout would turn later checks into 403s.
 beforeAll(async () => {
   fanout = await startFanout({ env: { FANOUT_LOCKOUT: "1000/1m:1s" } });
   const keys = await fanout.call("h1", "GET", "/v1/api_keys?per_page=100");

@@ -1,4 +1,4 @@
-/** Delivery end to end (PRODUCT §6): the real server sends to receivers on 127.0.0.1 with a fast schedule. */
+/** Delivery end to end (docs/delivery.md): the real server sends to receivers on 127.0.0.1 with a fast schedule. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { PROTOS, startFanout, waitFor, type Fanout } from "./harness.ts";

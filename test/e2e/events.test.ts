@@ -1,5 +1,5 @@
 /**
- * Usage events end to end (SPEC row 22, 2.9, §6; PRODUCT §7) against the real server over HTTP/1.1 and HTTP/2:
+ * Usage events end to end (docs/delivery.md, Usage events) against the real server over HTTP/1.1 and HTTP/2:
  * every write call records its event, reads and refused writes record none, the category filters, paging by
  * startAfter/startAfterId, and isolation between organizations. The 24-hour cut-off needs a clock the test
  * controls: test/store/events.test.ts and src/modules/events/events.test.ts cover it.

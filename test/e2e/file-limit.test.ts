@@ -1,5 +1,5 @@
 /**
- * `fanout serve` warns once at start when its open-file limit is below 4096 (PRODUCT §13): the real server,
+ * `fanout serve` warns once at start when its open-file limit is below 4096 (docs/operations.md): the real server,
  * started by a shell that sets the limit first (Bun raises the soft limit to the hard one, so both are set).
  */
 import { afterEach, expect, test } from "bun:test";

@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (PRODUCT §10) through the real server over HTTP/1.1 and HTTP/2: a repeat gets the first answer
+ * Idempotency keys (docs/api.md) through the real server over HTTP/1.1 and HTTP/2: a repeat gets the first answer
  * and changes nothing; the same key for another request is 422, one in flight 409; errors are not kept; the key
  * survives a restart and a kill -9 (at most one message per key, answers replayed or the lost-answer 409); a new
  * API key's secret is replayed but never stored in plain text; records older than 24 hours are not replayed.

@@ -1,5 +1,5 @@
 /**
- * Several instances on one PostgreSQL database (PRODUCT §12), started together: publishes spread over them are
+ * Several instances on one PostgreSQL database (docs/postgres.md), started together: publishes spread over them are
  * delivered at least once in total, not once per instance; a kill -9 of one while deliveries are in flight loses
  * nothing answered 200 (another takes its periodic work over and gives its leases back once they expire); a lockout
  * taken through one instance holds on the others; periodic work runs on one instance at a time. Needs the test server (skipped without it,

@@ -1,5 +1,5 @@
 /**
- * Rate limiting (SPEC 8.3, PRODUCT §2, §4) and lockout (SPEC 5.4, PRODUCT §8) end to end over HTTP/1.1 and
+ * Rate limiting and lockout (docs/delivery.md) end to end over HTTP/1.1 and
  * HTTP/2. Every client is on 127.0.0.1; with --trust-proxy the X-Forwarded-For header stands in for distinct
  * client addresses. Fresh keys come from `fanout orgs create`, which spends no request of any key's budget.
  */

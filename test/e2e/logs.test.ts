@@ -3,7 +3,7 @@
  * handles — API keys, listener secrets and their rotations, the bootstrap key, the metrics token — and uses
  * them: deliveries that succeed, fail, time out and are refused, a listener that goes down, messages missed,
  * disabled keys, scrapes with the right and a wrong token. No secret may appear in it, in either log format;
- * in JSON every line is one object with time, level and msg, and the lines PRODUCT §11 names are there.
+ * in JSON every line is one object with time, level and msg, and the lines docs/metrics.md names are there.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startFanout, waitFor, type Fanout } from "./harness.ts";

@@ -1,5 +1,5 @@
 /**
- * Organizations (api clients) end to end (SPEC row 3, 2.8; PRODUCT §3, §8): get and rename through the API, and
+ * Organizations (api clients) end to end (docs/api.md): get and rename through the API, and
  * isolation: a second organization made with `fanout orgs create` sees none of the first one's resources.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -58,7 +58,7 @@ for (const proto of PROTOS) {
       const empty = await call("PUT", `/v1/api_clients/${home.id}`, { headers: { "content-length": "0" } });
       expect(empty.body.api_client).toEqual({ id: home.id, name });
 
-      const longest = `${proto}${"a".repeat(247)}.com`; // 253 characters, the most PRODUCT §3 allows
+      const longest = `${proto}${"a".repeat(247)}.com`; // 253 characters, the most an organization name may have
       expect((await call("PUT", `/v1/api_clients/${home.id}`, { body: { name: longest } })).body.api_client.name).toBe(longest);
     });
 

@@ -1,5 +1,5 @@
 /**
- * Recovery tools (PRODUCT §10) through the real server over HTTP/1.1 and HTTP/2: pausing a listener holds its
+ * Recovery tools (docs/delivery.md) through the real server over HTTP/1.1 and HTTP/2: pausing a listener holds its
  * deliveries and resuming drains them; a 410 Gone pauses the listener at once; redelivering a message and
  * replaying a window start new cycles whose deliveries the receiver verifies with the listener's secret; every
  * refusal is a JSON 4xx that changes nothing.

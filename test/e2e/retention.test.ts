@@ -1,5 +1,5 @@
 /**
- * Retention (PRODUCT §9) through the real server: final messages older than the retention go with their
+ * Retention (docs/operations.md) through the real server: final messages older than the retention go with their
  * deliveries and attempts; a message with a delivery still pending or held stays until that delivery is final;
  * a message without listeners is final at once. Listener counters keep what they counted. The database file stops
  * growing under a steady load once the window is full, because freed pages are reused.

@@ -1,5 +1,5 @@
 /**
- * Scope enforcement across the API (SPEC 2.6, PRODUCT §3): write includes read; targets restrict a key to some
+ * Scope enforcement across the API (docs/api.md): write includes read; targets restrict a key to some
  * queues or items; lists are filtered to what the key may read; anything else is 403; another organization's
  * ids are 404 even to a key whose targets name them.
  */

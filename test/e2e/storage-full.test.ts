@@ -1,5 +1,5 @@
 /**
- * A database that cannot be written (PRODUCT §9), for real: the server's database sits on a small tmpfs that a
+ * A database that cannot be written, for real: the server's database sits on a small tmpfs that a
  * filler file fills to the brim while the server runs, then frees. While full: writes answer 503 with Retry-After
  * over HTTP/1.1 and HTTP/2, reads answer 200, /readyz says unavailable, the delivery worker pauses without dying
  * and keeps the results it has, and the cause is logged once. Once freed, without a restart: publishes and

@@ -1,4 +1,4 @@
-/** The TLS choices of PRODUCT §2: the operator's PEM pair, and --no-tls for plain HTTP/1.1 and h2c. */
+/** The TLS choices (docs/security.md): the operator's PEM pair, and --no-tls for plain HTTP/1.1 and h2c. */
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

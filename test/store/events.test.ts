@@ -27,7 +27,7 @@ for (const backend of storeBackends()) {
 
     const list = (q?: Partial<EventQuery>, orgId = org) => store.events.list(orgId, all(q));
 
-    test("each write records its event with the fields of PRODUCT §7", async () => {
+    test("each write records its event with the fields docs/delivery.md names", async () => {
       const owner = await store.apiKeys.create(org, { name: "owner", status: "enabled", scopes: [], hash: "h1", owner: true }, T0, null);
       const key = await store.apiKeys.create(org, { name: "k", status: "enabled", scopes: [], hash: "h2", owner: false }, T0 + 1, actor);
       await store.apiKeys.update(org, key.id, { name: "k2" }, T0 + 2, actor);

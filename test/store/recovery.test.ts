@@ -1,5 +1,5 @@
 /**
- * Conformance: the recovery tools' storage (PRODUCT §9, §10): a 410 pauses its listener and holds the delivery;
+ * Conformance: the storage of retention and the recovery tools: a 410 pauses its listener and holds the delivery;
  * redelivery and replay start new cycles; retention deletes final old messages only; Idempotency-Keys commit with
  * their write; a writable database passes the writability check. The end-to-end suite drives the same through the API.
  */

@@ -73,7 +73,7 @@ type Round = { empty: Load; backlog: Load; ratio: number };
 /**
  * Ingest into both databases in rounds, back to back, the order alternating, as the ingest section measures
  * fanout beside its baseline: measured once each, one after the other, the ratio carried the machine's drift
- * (the same binary read 0.78 and 0.97, and an older one 1.21, in sections of one hour).
+ * (docs/performance.md).
  */
 async function rounds(ctx: Ctx, empty: Variant, full: Variant): Promise<Round[]> {
   const list: Round[] = [];

@@ -4,8 +4,8 @@
  * against the bare group-commit baseline, each run after a warm-up.
  *
  * The two are measured in rounds, back to back, the order alternating from round to round: this machine's
- * speed drifts by 20-30 % within minutes (the HTTP/1.1 baseline read 18.3k and 24.4k msg/s a few minutes
- * apart), and measuring all baseline runs first and all fanout runs later put that drift into the ratio.
+ * speed drifts by 20-30 % within minutes (docs/performance.md), and measuring all baseline runs first and all
+ * fanout runs later put that drift into the ratio.
  * Each round has its own ratio; the round with the median ratio is the one reported, and the note lists them
  * all. Each round's listener is new and is deleted after its run (its deliveries with it), so no backlog
  * drains in the background while the baseline is measured and every round starts alike; the server itself

@@ -1,5 +1,5 @@
 /**
- * Recovery: what the background work of running for months costs ingest (PRODUCT §9, §10).
+ * Recovery: what the background work of running for months costs ingest (retention and replays, docs/delivery.md).
  *   retention: ingest while a retention sweep deletes 1,000,000 final messages, beside the same database on a
  *              server that keeps everything (--retention 0); target ≥ 0.9.
  *   replay:    ingest while a replay of 1,000,000 missed deliveries drains to a live receiver, beside the same

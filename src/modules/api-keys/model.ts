@@ -2,8 +2,8 @@ import { t } from "elysia";
 import { Links, ResourceId, ResourceName } from "../shared-model.ts";
 
 /**
- * Every resource SPEC 2.6 names is accepted here (anything else is 400); the protected ones are refused by the
- * service with 422, because they are well-formed but not grantable through the interface (PRODUCT §3).
+ * Every resource a scope may name is accepted here (anything else is 400); the protected ones are refused by the
+ * service with 422, because they are well-formed but not grantable through the interface (docs/api.md).
  */
 export const ScopeResourceModel = t.Union(
   [
@@ -23,7 +23,7 @@ export const AccessModel = t.Union([t.Literal("read"), t.Literal("write")], { de
 export const StatusModel = t.Union([t.Literal("enabled"), t.Literal("disabled")]);
 
 /**
- * SPEC 2.6 shows `targets` both as an array and as a lone `"*"`; the service normalises the latter to `["*"]`.
+ * `targets` is an array or a lone `"*"`; the service normalises the latter to `["*"]`.
  * The items are plain strings (`"*"` is one): Elysia 1.4 coerces a lone string into an array of its characters
  * when the items are a union, so `"q_1"` would pass as `["q","_","1"]`.
  */
@@ -51,7 +51,7 @@ export const ApiKeyParams = t.Object({ api_key_id: t.String() });
 const StoredScope = t.Object({ resource: t.String(), access: t.String(), targets: t.Array(t.String()) });
 const ApiKeyItem = t.Object({ id: t.String(), name: t.String(), status: t.String(), scopes: t.Array(StoredScope) });
 
-/** The only response that carries the secret (PRODUCT §3: once, in the create response). */
+/** The only response that carries the secret: it is shown once, on create. */
 export const ApiKeyCreatedResponse = t.Object({
   api_key: t.String({ description: "the secret; shown only here" }),
   id: t.String(),

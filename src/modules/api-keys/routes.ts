@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link } from "../../http/links.ts";
@@ -16,7 +16,7 @@ const itemOf = (k: ApiKey) => ({ id: k.id, name: k.name, status: k.status, scope
 const keyView = (origin: string, k: ApiKey) => ({ api_key: itemOf(k), _links: { self: link(origin, keyPath(k.id)) } });
 
 export function apiKeyRoutes(deps: Deps) {
-  return new Elysia({ tags: ["api_keys"] } as any)
+  return moduleRoutes("api_keys")
     .use(apiContext(deps))
     .post(
       "/api_keys",

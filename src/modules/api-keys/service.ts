@@ -1,5 +1,5 @@
 /**
- * API keys (SPEC rows 1–2, 2.5, 2.6; PRODUCT §3). Only keys holding the protected `api_keys` scope manage keys,
+ * API keys (docs/api.md, Keys and scopes). Only keys holding the protected `api_keys` scope manage keys,
  * and only the owner key holds it. Keys made here never hold a protected scope (422). The owner key cannot be
  * disabled, deleted or re-scoped (423): it is the organization's way back in, so losing it would lock the
  * organization out of key management for good. Renaming it is harmless and allowed.
@@ -53,7 +53,7 @@ function guardOwner(key: ApiKey, body: ApiKeyBody): void {
   if (body.scopes !== undefined) throw locked("The scopes of the owner key cannot be changed.");
 }
 
-/** Scopes, when given, replace the whole array (SPEC 2.6 rule 3). */
+/** Scopes, when given, replace the whole array: there are no incremental updates. */
 export async function updateApiKey(deps: Deps, auth: Auth, id: string, body: ApiKeyBody, now: number): Promise<ApiKey> {
   requireScope(auth.key, "api_keys", "write", [id]);
   guardOwner(await deps.store.apiKeys.get(auth.orgId, id), body);

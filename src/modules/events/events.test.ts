@@ -1,5 +1,5 @@
 /**
- * GET /events and the sweep with a clock the test moves: the 24-hour cut-off of SPEC 6.2 and 8.1, which the
+ * GET /events and the sweep with a clock the test moves: the 24-hour cut-off of usage events, which the
  * end-to-end tests cannot reach with the real clock.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Links, Query } from "../shared-model.ts";
 
-/** PRODUCT §7: each category is a type prefix; `all` (the default) also holds api_client_updated. */
+/** Each category is a type prefix; `all` (the default) also holds api_client_updated. */
 export const EventCategory = t.Union([t.Literal("all"), t.Literal("api_keys"), t.Literal("listeners"), t.Literal("messages"), t.Literal("queues")], {
   description: "filter by type prefix (default all)",
 });
@@ -18,7 +18,7 @@ export const EventsQuery = Query({
 
 const Ref = t.Union([t.Object({ id: t.String(), name: t.String() }), t.Null()]);
 
-/** SPEC 2.9. Every field is always present; a reference that does not apply to the type is null. */
+/** Every field is always present; a reference that does not apply to the type is null. */
 export const UsageEventModel = t.Object({
   id: t.String(),
   type: t.String({

@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { link, type Links } from "../../http/links.ts";
 import { splitUrl } from "../../http/request-url.ts";
@@ -6,7 +6,7 @@ import type { UsageEvent } from "../../store/index.ts";
 import { EventsQuery, EventsResponse } from "./model.ts";
 import * as service from "./service.ts";
 
-/** SPEC 2.9 on the wire; `client` is the organization the event belongs to. */
+/** The event on the wire (docs/delivery.md, Usage events); `client` is the organization it belongs to. */
 const eventView = (e: UsageEvent) => ({
   id: e.id,
   type: e.type,
@@ -34,7 +34,7 @@ function eventLinks(origin: string, request: Request, page: service.EventsPage):
 }
 
 export function eventRoutes(deps: Deps) {
-  return new Elysia({ tags: ["events"] } as any)
+  return moduleRoutes("events")
     .use(apiContext(deps))
     .get(
       "/events",

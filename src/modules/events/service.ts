@@ -4,12 +4,12 @@ import { requireScope } from "../../http/scopes.ts";
 import type { UsageEvent } from "../../store/index.ts";
 import { DEFAULT_EVENT_LIMIT } from "./model.ts";
 
-/** SPEC 6.2, 8.1: events are returned and kept for 24 hours. */
+/** Events are returned and kept for 24 hours (docs/delivery.md, Usage events). */
 export const EVENT_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export type EventCategory = "all" | "api_keys" | "listeners" | "messages" | "queues";
 
-/** Categories filter by type prefix (PRODUCT §7); the trailing underscore keeps `queue_` from matching more. */
+/** Categories filter by type prefix; the trailing underscore keeps `queue_` from matching more. */
 const PREFIX: Record<EventCategory, string | null> = {
   all: null,
   api_keys: "api_key_",
@@ -29,7 +29,7 @@ export type EventsPage = { events: UsageEvent[]; more: boolean };
 export async function listEvents(deps: Deps, auth: Auth, q: EventsRequest, now: number): Promise<EventsPage> {
   requireScope(auth.key, "events", "read");
   const limit = q.limit ?? DEFAULT_EVENT_LIMIT;
-  // SPEC rule 12: startAfter takes effect only together with startAfterId; one alone is ignored.
+  // startAfter takes effect only together with startAfterId; one alone is ignored (docs/delivery.md).
   const after = q.startAfter !== undefined && q.startAfterId !== undefined ? { storedAt: q.startAfter, id: q.startAfterId } : null;
   const rows = await deps.store.events.list(auth.orgId, {
     prefix: PREFIX[q.events ?? "all"],

@@ -1,5 +1,5 @@
 /**
- * Events older than 24 hours are not kept (SPEC 8.1), nor are Idempotency-Key records (PRODUCT §10): a timer
+ * Events older than 24 hours are not kept, nor are Idempotency-Key records (docs/delivery.md, docs/api.md): a timer
  * deletes both. Reads already ignore them, so the sweep only bounds the tables; the store deletes in small
  * batches so a large backlog never stalls writers. Instances sharing a PostgreSQL database take turns
  * (`store.leads`): one sweeps, and another takes over within one interval when it dies.

@@ -1,5 +1,6 @@
 import { Query } from "../shared-model.ts";
 import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
@@ -46,7 +47,7 @@ function secretView(origin: string, queueId: string, id: string, s: ListenerSecr
 
 /** Lists are filtered by the service to what the key may read. */
 function listRoutes(deps: Deps) {
-  return new Elysia({ tags } as any)
+  return moduleRoutes("listeners")
     .use(apiContext(deps))
     .get(
       "/queues/:queue_id/listeners",
@@ -102,7 +103,7 @@ function filterTestRoutes(deps: Deps) {
 
 /** A replay is taken up by the delivery worker in the background: 202, with how many deliveries start again. */
 function replayRoutes(deps: Deps) {
-  return new Elysia({ tags } as any)
+  return moduleRoutes("listeners")
     .use(apiContext(deps))
     .post(
       "/queues/:queue_id/listeners/:listener_id/replay",
@@ -123,7 +124,7 @@ function replayRoutes(deps: Deps) {
 }
 
 function itemRoutes(deps: Deps, policy: TargetPolicy) {
-  return new Elysia({ tags } as any)
+  return moduleRoutes("listeners")
     .use(apiContext(deps))
     .post(
       "/queues/:queue_id/listeners",
@@ -167,7 +168,7 @@ function itemRoutes(deps: Deps, policy: TargetPolicy) {
 
 /** The signing secret, readable and rotatable on its own so a rotation needs no listener update. */
 function secretRoutes(deps: Deps) {
-  return new Elysia({ tags } as any)
+  return moduleRoutes("listeners")
     .use(apiContext(deps))
     .get(
       "/queues/:queue_id/listeners/:listener_id/secret",

@@ -22,7 +22,7 @@ export type ListenerCreate = {
 export type ListenerUpdate = Partial<ListenerCreate>;
 export type ReplayRequest = { since: number; until?: number; only?: "missed" | "all" };
 
-/** The old secret keeps signing beside the new one this long after a rotation (PRODUCT §6). */
+/** The old secret keeps signing beside the new one this long after a rotation (docs/delivery.md). */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
 /** These names are `_links` keys of their own in a queue response, so a listener called so would shadow them. */

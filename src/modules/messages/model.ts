@@ -4,7 +4,7 @@ import { Links, ResourceName } from "../shared-model.ts";
 
 /**
  * Any JSON value. Spelled out as a union rather than t.Unknown because TypeBox lets an Unknown property be
- * absent, and `data` is required whenever a body is sent (SPEC row 15).
+ * absent, and `data` is required whenever a body is sent (docs/api.md).
  */
 export const MessageData = t.Union(
   [t.Null(), t.Boolean(), t.Number(), t.String(), t.Array(t.Unknown()), t.Record(t.String(), t.Unknown())],

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
@@ -47,7 +48,7 @@ const attemptView = (a: Attempt) => ({
 });
 
 function messageList(deps: Deps) {
-  return new Elysia({ tags } as any)
+  return moduleRoutes("messages")
     .use(apiContext(deps))
     .get(
       "/queues/:queue_id/messages",
@@ -75,7 +76,7 @@ function messageList(deps: Deps) {
 }
 
 function messageItem(deps: Deps) {
-  return new Elysia({ tags } as any)
+  return moduleRoutes("messages")
     .use(apiContext(deps))
     .get(
       "/queues/:queue_id/messages/:message_id",
@@ -125,7 +126,7 @@ export function hotPublishRoute(deps: Deps, queues: QueueCache): HotRoute<servic
 }
 
 function messageWrites(deps: Deps, queues: QueueCache) {
-  return new Elysia({ tags } as any)
+  return moduleRoutes("messages")
     .use(apiContext(deps))
     .post(
       "/queues/:queue_id/messages",

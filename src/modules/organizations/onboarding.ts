@@ -1,5 +1,5 @@
 /**
- * Onboarding (SPEC 5.6, PRODUCT §3): an organization is made with its owner key, which holds every scope,
+ * Onboarding (docs/api.md): an organization is made with its owner key, which holds every scope,
  * the protected ones included. Used by `fanout serve` on an empty database and by `fanout orgs create`.
  */
 import type { Org, Store } from "../../store/index.ts";

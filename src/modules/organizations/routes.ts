@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { refusals } from "../../http/openapi.ts";
 import { link } from "../../http/links.ts";
@@ -7,14 +7,14 @@ import { ApiClientBody, ApiClientParams, ApiClientResponse } from "./model.ts";
 import * as service from "./service.ts";
 import { jsonOrEmpty } from "../../http/body.ts";
 
-/** `self`, plus the organization's collections so a client can navigate from it (SPEC 9.4). */
+/** `self`, plus the organization's collections so a client can navigate from it rather than build URLs. */
 const clientView = (origin: string, org: Org) => ({
   api_client: { id: org.id, name: org.name },
   _links: { self: link(origin, `/api_clients/${org.id}`), api_keys: link(origin, "/api_keys"), queues: link(origin, "/queues") },
 });
 
 export function organizationRoutes(deps: Deps) {
-  return new Elysia({ tags: ["api_clients"] } as any)
+  return moduleRoutes("api_clients")
     .use(apiContext(deps))
     .get("/api_clients/:api_client_id", async ({ auth, params, origin }) => clientView(origin, await service.getApiClient(deps, auth, params.api_client_id)), {
       params: ApiClientParams,

@@ -1,5 +1,5 @@
 /**
- * API clients, i.e. organizations (SPEC row 3, 2.8; PRODUCT §3). A key addresses only its own organization:
+ * API clients, i.e. organizations. A key addresses only its own organization:
  * any other id, existing or not, is 404, so one organization cannot probe for another's ids.
  */
 import type { Deps } from "../../http/context.ts";

@@ -2,7 +2,7 @@ import { t } from "elysia";
 import { Links, ResourceName } from "../shared-model.ts";
 
 /** The schema's own rules are checked by modules/schemas (422); here only "an object". */
-export const QueueMessageSchemaModel = t.Record(t.String(), t.Any(), { description: "QueueMessageSchema (SPEC 2.7): property name to directive" });
+export const QueueMessageSchemaModel = t.Record(t.String(), t.Any(), { description: "QueueMessageSchema: property name to directive" });
 
 export const QueueBody = t.Object(
   {

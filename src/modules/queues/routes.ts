@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
@@ -11,7 +11,7 @@ import { jsonOrEmpty } from "../../http/body.ts";
 
 const queuePath = (id: string) => `/queues/${id}`;
 
-/** Queue `_links`: self, the schema when there is one, and one per listener keyed by its name (PRODUCT §4). */
+/** Queue `_links`: self, the schema when there is one, and one per listener keyed by its name (docs/api.md). */
 function queueView(origin: string, queue: Queue, listeners: { id: string; name: string }[]) {
   const _links: Links = { self: link(origin, queuePath(queue.id)) };
   if (queue.schemaId) _links.schema = link(origin, `${queuePath(queue.id)}/schemas/${queue.schemaId}`);
@@ -20,7 +20,7 @@ function queueView(origin: string, queue: Queue, listeners: { id: string; name: 
 }
 
 export function queueRoutes(deps: Deps) {
-  return new Elysia({ tags: ["queues"] } as any)
+  return moduleRoutes("queues")
     .use(apiContext(deps))
     .post("/queues", async ({ auth, body, origin, now }) => queueView(origin, await service.createQueue(deps, auth, body, now), []), {
       parse: jsonOrEmpty(),

@@ -33,7 +33,7 @@ export async function getQueue(deps: Deps, auth: Auth, id: string) {
   return { queue, listeners: await deps.store.queues.listenerNames(auth.orgId, id) };
 }
 
-/** PUT replaces the mutable properties: the name when given; the schema as given, removed when absent (SPEC rule 5). */
+/** PUT replaces the mutable properties: the name when given; the schema as given, removed when absent. */
 export async function updateQueue(deps: Deps, auth: Auth, id: string, body: QueueBody, now: number) {
   requireScope(auth.key, "queues", "write", [id]);
   const current = await deps.store.queues.get(auth.orgId, id);

@@ -8,7 +8,7 @@ export const freshBudget = (): Budget => ({ steps: STEP_BUDGET });
 
 /**
  * A precompiled check: pushes one error per failing path onto `errors` and never stops early, because a
- * refused publish must list every failing path (PRODUCT §5).
+ * refused publish must list every failing path (docs/api.md, Queue message schemas).
  */
 export type Check = (value: unknown, path: string, errors: FieldError[], budget: Budget) => void;
 

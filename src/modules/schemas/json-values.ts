@@ -16,7 +16,7 @@ export function ownValue(record: Record<string, unknown>, key: string): unknown 
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
-/** Characters as PRODUCT §5 counts them: code points, so an emoji is one character, not two UTF-16 units. */
+/** Characters as schemas count them: code points, so an emoji is one character, not two UTF-16 units. */
 export function codePointLength(text: string): number {
   let length = text.length;
   for (let i = 0; i < text.length - 1; i++) {

@@ -8,7 +8,7 @@ export { checkSchema, MAX_SCHEMA_DEPTH } from "./schema-checks.ts";
 /** `path` is a JSON pointer ("/customer/email"), "" for the root. */
 export type FieldError = { path: string; message: string };
 
-/** SPEC §2.7; the top level is an object directive's `props` with `strict: true` (PRODUCT §5). */
+/** A map of property names to directives; the top level is an object directive's `props` with `strict: true`. */
 export type QueueMessageSchema = Record<string, Directive>;
 
 export type Directive =
@@ -26,13 +26,13 @@ export type Directive =
 
 export type DataCheck = { ok: true; value: unknown } | { ok: false; errors: FieldError[] };
 
-/** The queue's `schema_id`: equal schemas get equal ids whatever their key order (PRODUCT §5). */
+/** The queue's `schema_id`: equal schemas get equal ids whatever their key order (docs/api.md). */
 export function schemaId(schema: QueueMessageSchema): string {
   return createHash("sha256").update(canonicalJson(schema), "utf8").digest("hex");
 }
 
 // Every publish validates, so each schema is compiled once. A closure compiler rather than TypeBox because
-// TypeBox counts string length in UTF-16 units where PRODUCT §5 counts code points, and its paths and
+// TypeBox counts string length in UTF-16 units where schemas count code points, and its paths and
 // messages would need remapping anyway.
 const CACHE_LIMIT = 1000;
 const checkers = new Map<string, Check>();
@@ -55,7 +55,7 @@ export function checkerFor(schema: QueueMessageSchema, id: string): Check {
 }
 
 /**
- * Checks message data against its queue's schema. A string is taken to hold JSON, as in SPEC's sample,
+ * Checks message data against its queue's schema. A string is taken to hold JSON, as some clients send it,
  * and the parsed value is both what is checked and what is returned for storage.
  */
 export function validateData(schema: QueueMessageSchema, id: string, data: unknown): DataCheck {

@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { link } from "../../http/links.ts";
 import { Query } from "../shared-model.ts";
@@ -8,7 +8,7 @@ import * as service from "./service.ts";
 const tags = ["schemas"];
 
 export function schemaRoutes(deps: Deps) {
-  return new Elysia({ tags } as any)
+  return moduleRoutes("schemas")
     .use(apiContext(deps))
     .get(
       "/queues/:queue_id/schemas/:schema_id",

@@ -2,7 +2,7 @@
  * Usage events on PostgreSQL. `recordEvent` (shared.ts) and the publish statement (publish.ts) write them; this
  * file keys, reads and sweeps them.
  *
- * Paging promises "strictly after (stored_at, id)" (PRODUCT §7), so within an organization that pair must grow in
+ * Paging promises "strictly after (stored_at, id)" (docs/delivery.md), so in an organization that pair must grow in
  * commit order, across every instance. Each write moves its organization's row in `event_keys` (stored_at never
  * below the last one, seq + 1) as its last statement and keeps the row locked until it commits: the next write
  * of that organization waits for that commit, and so gets a larger key and commits after it. The id is the seq

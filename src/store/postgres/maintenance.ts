@@ -3,11 +3,10 @@
  * stays fast only while PostgreSQL's housekeeping keeps up. Where autovacuum is off or behind, the instance that
  * leads the delivery housekeeping does it for fanout's tables, with autovacuum's own thresholds:
  * - statistics, without which the planner sorts every due row on every claim: tables changed by more than 50
- *   rows and 10 % since their last analysis are analyzed, at most every 30 s each. Autovacuum looks once a minute;
- *   looking every round instead, a growing table crossed 10 % at every look, and under ingest into a new database
- *   the leader's ANALYZE runs (100-150 ms each, sampling 30,000 rows of a table however large) took about a
- *   fifth of a core of the database server. Between two analyses the planner scales the last statistics to a
- *   table's current size;
+ *   rows and 10 % since their last analysis are analyzed, at most every 30 s each: without that limit a table
+ *   growing under ingest crossed 10 % at every look, and the leader's ANALYZE runs (each sampling 30,000 rows of
+ *   a table however large) took a large share of the database server. Between two analyses the planner scales
+ *   the last statistics to a table's current size;
  * - dead rows, which every claim steps over at the head of its index until a vacuum removes them: tables with
  *   more than 10,000 dead rows and 20 % are vacuumed, at most every 10 s each, since a vacuum reads the whole
  *   table and every index. docs/postgres.md has the measurements.

@@ -1,5 +1,5 @@
 /**
- * Replays (PRODUCT §10) on PostgreSQL, as on SQLite (store/sqlite/replays.ts): the API counts the listener's final
+ * Replays on PostgreSQL, as on SQLite (store/sqlite/replays.ts): the API counts the listener's final
  * deliveries in the window and queues the replay (listeners.ts); the delivery worker that leads the housekeeping
  * starts them again a chunk at a time (replayChunk), from where the last chunk stopped.
  *

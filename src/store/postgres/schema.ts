@@ -11,8 +11,8 @@
  *   writer, and their ids compare byte by byte (collation "C") whatever the database's collation.
  * - Failed authentications are counted here (`auth_failures`), so a lockout holds across instances.
  * - The rows written for every message (messages, deliveries, attempts) have no foreign keys: PostgreSQL checks
- *   one with a query per inserted row, which locks the parent row; without the four, ingest with one listener
- *   read 1.11-1.13 of the same code with them. Deletes still cascade, by statement-level triggers (the migration
+ *   one with a query per inserted row, which locks the parent row (docs/postgres.md has what dropping the four
+ *   gained). Deletes still cascade, by statement-level triggers (the migration
  *   that dropped the keys, drizzle/postgres/0001_cascade_triggers.sql), and inserts cannot orphan a row: a
  *   message and its deliveries are written by one statement that locks the queue and the listeners it reads
  *   (publish.ts), and an attempt by the statement that settles its delivery.
@@ -218,7 +218,7 @@ export const eventKeys = pgTable("event_keys", {
   seq: ms("seq").notNull(),
 });
 
-/** Failed authentications per client address, shared by every instance (PRODUCT §12: lockout holds across them). */
+/** Failed authentications per client address, shared by every instance so that lockout holds across them. */
 export const authFailures = pgTable(
   "auth_failures",
   {
@@ -246,7 +246,7 @@ export const replays = pgTable("replays", {
   createdAt: ms("created_at").notNull(),
 });
 
-/** Idempotency-Key records (PRODUCT §10), as on SQLite: written in the transaction of the request's change. */
+/** Idempotency-Key records (docs/api.md), as on SQLite: written in the transaction of the request's change. */
 export const idempotencyKeys = pgTable(
   "idempotency_keys",
   {

@@ -1,8 +1,8 @@
 /**
  * Runs the store's checkpoints (checkpoints.ts) on a thread of their own, for the server: on the API thread,
  * which also commits the publishes, each checkpoint's copy stopped every request for its length.
- * The gauges /metrics reads (gauges.ts) are read here too: counting a million pending deliveries takes about
- * 0.1 s, which on the API thread would stop every request for that long at each scrape.
+ * The gauges /metrics reads (gauges.ts) are read here too: counting the pending deliveries grows with the
+ * backlog (docs/metrics.md), and on the API thread it would stop every request for that long at each scrape.
  *
  *   main → thread   start   the database file to checkpoint and how to open it.
  *                   gauges  read the store's gauges at `now`; answered by `gauges` with the same id.

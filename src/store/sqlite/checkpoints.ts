@@ -56,7 +56,7 @@ const u16 = (at: number) => (LE ? header.readUInt16LE(at) : header.readUInt16BE(
  * when the process closes any descriptor of that file, and SQLite's locks on the wal-index are such locks. A
  * descriptor opened and closed for each read released them all. Another process opening the database (a CLI
  * command, a test's own connection) then found the wal-index unused and reset it under the server, which died
- * of a Bus error (1 run in 10-15 of the e2e messages tests) and risked the WAL itself. One descriptor is kept
+ * of a Bus error and risked the WAL itself. One descriptor is kept
  * per -shm file a thread reads. It is closed only once the file is unlinked: SQLite holds no lock on that
  * inode any more.
  */
@@ -129,7 +129,7 @@ export function startCheckpoints(sqlite: Database, dbPath: string, report: Check
     const uncopied = uncopiedBytes(dbPath);
     if (uncopied === 0) {
       // Copied already and quiet for a whole tick: cut the file, unless it is cut already. An empty
-      // checkpoint is not free (it syncs the file, ~6 ms measured), hence the size check first.
+      // checkpoint is not free (it syncs the file), hence the size check first.
       if (++quietTicks !== 2 || walBytes(dbPath) === 0) return false;
       lastWasPartial = locking("TRUNCATE");
       return true;

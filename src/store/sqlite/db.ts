@@ -3,7 +3,7 @@
  * - WAL, so readers never wait for the writer and a commit is one sequential append;
  * - synchronous=NORMAL by default: in WAL mode a committed transaction survives a process crash (kill -9),
  *   only an OS crash or power loss can lose the last commits. `--durability full` buys power-loss durability
- *   with an fsync per commit (bun:sqlite's own default is FULL, about 50x slower on small transactions);
+ *   with an fsync per commit (bun:sqlite's own default is FULL, many times slower on small transactions);
  * - busy_timeout, because the delivery worker and CLI commands hold their own connections to the same file;
  * - foreign keys on, so deleting a queue removes its listeners, messages, deliveries and attempts;
  * - temporary storage in memory (below).

@@ -16,9 +16,8 @@ import type { LockSignal } from "./lock-signal.ts";
 /**
  * Due rows are read a window at a time, oldest first, until the slots are filled; each full window the next one
  * doubles. A first window small beside the global cap keeps the common saturated case cheap: one listener at
- * its cap with a large backlog fills every window with rows it cannot take, and reading four times the free
- * slots there (960 rows) on every step was most of the worker's CPU during ingest. A first window of 16 cost
- * more than 64: most steps then also needed the per-listener pass (profiled, 30k deliveries to one listener).
+ * its cap with a large backlog fills every window with rows it cannot take. Too small a window sends most steps
+ * to the per-listener pass as well (docs/performance.md, Claim windows).
  */
 const FIRST_WINDOW = 64;
 const MAX_WINDOW = 256;

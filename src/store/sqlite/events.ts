@@ -2,7 +2,7 @@
  * Usage events. `recordEvent` (shared.ts) writes them inside the transaction of the change they record, keyed
  * by `nextEventKey`; this file reads and sweeps them.
  *
- * Paging promises "strictly after (stored_at, id)" (PRODUCT §7), so within an organization that pair must grow
+ * Paging promises "strictly after (stored_at, id)" (docs/delivery.md), so within an organization that pair must grow
  * in commit order: else an event committed after a client read its page, but keyed before the page's end, would
  * never be seen (the request's `now` is read before its transaction starts, and concurrent requests commit in
  * any order). Write transactions are serialized (BEGIN IMMEDIATE), so reading the organization's last key inside

@@ -1,8 +1,9 @@
 /**
  * Fan-out after the publish. A publish commits its message (and its usage event) only; the delivery worker then
  * writes one pending delivery per listener for every message past the `fanout` cursor, and moves the cursor, in
- * one transaction (deliveries.ts). The publish was the API thread's hot path, and the delivery row and its four
- * indexes were a third of its SQLite time; the worker writes them for many messages in one statement.
+ * one transaction (deliveries.ts). The publish is the API thread's hot path, and the delivery row and its
+ * indexes were a large share of its SQLite time (docs/performance.md); the worker writes them for many messages
+ * in one statement.
  *
  * Which listeners a message goes to is still decided by the publish's commit: a listener receives the messages
  * whose seq is above its `from_seq`, the last seq given out when it was created. For that, seqs only grow: a

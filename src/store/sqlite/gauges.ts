@@ -3,8 +3,8 @@
  * statement reaches its rows through an index (gauges.test.ts checks the plans): the delivery counts read
  * only the partial index of pending rows (listener_seq, next_attempt_at), never the rows themselves, and
  * group them by listener before the listeners table maps them to organizations. That still visits each
- * pending row's index entry: about 0.1 s per million pending deliveries on the 2-core development machine,
- * which is why the server reads them on the checkpoint thread (checkpointer.ts), off the API thread.
+ * pending row's index entry, a cost that grows with the backlog (docs/metrics.md has the figure), which is why
+ * the server reads them on the checkpoint thread (checkpointer.ts), off the API thread.
  */
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";

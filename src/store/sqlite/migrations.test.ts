@@ -42,7 +42,7 @@ test("upgrading keeps every message, delivery and attempt, and the cascades stil
   expect([count(db, "messages"), count(db, "deliveries"), count(db, "attempts")]).toEqual([3, 3, 3]);
   const keys = db.query<{ id: number; message_seq: number }, []>("SELECT id, message_seq FROM deliveries ORDER BY id").all();
   expect(keys).toEqual([{ id: 1, message_seq: 1 }, { id: 2, message_seq: 2 }, { id: 3, message_seq: 3 }]);
-  // The hot tables lost AUTOINCREMENT (its sqlite_sequence update was a quarter of a publish's SQLite time).
+  // The hot tables lost AUTOINCREMENT (its sqlite_sequence update is paid on every insert: docs/performance.md).
   const sql = db.query<{ sql: string }, []>("SELECT sql FROM sqlite_master WHERE name IN ('messages', 'deliveries', 'attempts')").all();
   expect(sql.length).toBe(3);
   for (const { sql: text } of sql) expect(text).not.toContain("AUTOINCREMENT");

@@ -1,5 +1,5 @@
 /**
- * Replays (PRODUCT §10): the listener's final deliveries of the messages created in a window start a new cycle.
+ * Replays (docs/delivery.md): the listener's final deliveries of the messages created in a window start a new cycle.
  * The API counts them and queues the replay (listeners.ts); the delivery worker changes them a chunk at a time
  * (replayChunk), so a replay of a million deliveries never holds the write lock for long, and one interrupted by
  * a restart goes on from where it stopped.

@@ -101,7 +101,7 @@ export const messages = sqliteTable(
   "messages",
   {
     // Rowid tables without AUTOINCREMENT on the hot paths (messages, deliveries, attempts): AUTOINCREMENT
-    // updates sqlite_sequence on every insert, about a quarter of a publish's SQLite time. A rowid is reused
+    // updates sqlite_sequence on every insert (docs/performance.md). A rowid is reused
     // only after the newest row is deleted; nothing depends on it never coming back (deliveries are fenced by
     // their lease token, which never repeats).
     seq: integer("seq").primaryKey(),
@@ -243,7 +243,7 @@ export const replays = sqliteTable("replays", {
 });
 
 /**
- * Idempotency-Key records (PRODUCT §10), kept 24 hours. `key_hash` is SHA-256 of the organization and the key, so
+ * Idempotency-Key records (docs/api.md), kept 24 hours. `key_hash` is SHA-256 of the organization and the key, so
  * the key itself is not stored; the response is encrypted with a key derived from it. The row is written in the
  * transaction of the request's change, and its response once the answer is rendered.
  */

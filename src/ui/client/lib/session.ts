@@ -1,5 +1,5 @@
 /**
- * The API key of this tab. It lives in sessionStorage only (PRODUCT §11): gone when the tab closes, never in
+ * The API key of this tab. It lives in sessionStorage only: gone when the tab closes, never in
  * localStorage or a cookie, and sent only as the X-API-KEY header of the dashboard's own /v1 calls.
  */
 import { useEffect, useState } from "preact/hooks";

@@ -11,7 +11,7 @@ export function Cell({ label, children, class: className }: { label: string; chi
   return <td data-label={label} class={`${className ?? ""}${empty ? " cell-empty" : ""}`}>{empty ? <span class="muted">—</span> : children}</td>;
 }
 
-/** Message data as published; a string holding JSON (SPEC's sample) is shown parsed, and said to be a string. */
+/** Message data as published; a string holding JSON is shown parsed, and said to be a string. */
 export function Json({ value }: { value: unknown }) {
   let shown = value;
   let note: string | null = null;

@@ -15,7 +15,7 @@ export type Listener = {
   name: string;
   notify_url: string;
   liveness_url: string;
-  /** Absent on a server without pausing (PRODUCT §10). */
+  /** Absent on a server without pausing (an older version). */
   enabled?: boolean;
   liveness: { state: string; success_count: number; failure_count: number };
   messages: { acknowledged_count: number; missed: string[]; missed_count: number };
@@ -78,7 +78,7 @@ function Missed({ queue, listener: l }: { queue: Queue; listener: Listener }) {
   );
 }
 
-/** Pausing is `PUT {enabled}` (PRODUCT §10); its buttons show only when the server reports `enabled`. */
+/** Pausing is `PUT {enabled}` (docs/delivery.md); its buttons show only when the server reports `enabled`. */
 function Actions({ queue, listener: l, onChange }: CardProps) {
   const action = useAction();
   const [replaying, setReplaying] = useState(false);

@@ -45,7 +45,7 @@ export function MessageView({ queue, messageId }: { queue: Queue; messageId: str
   );
 }
 
-/** Redeliver starts a new cycle for the chosen deliveries (PRODUCT §10); earlier attempts stay in the log. */
+/** Redeliver starts a new cycle for the chosen deliveries (docs/delivery.md); earlier attempts stay in the log. */
 function Deliveries({ message: m, path, onChange }: { message: Message; path: string; onChange: () => void }) {
   const redeliver = useAction();
   const send = (listeners?: string[]) =>

@@ -25,7 +25,7 @@ function sampleString(d: Directive): string {
   return STRINGS.find((s) => s.length >= min && (!pattern || pattern.test(s))) ?? "x".repeat(Math.max(min, 1));
 }
 
-/** A value that satisfies one directive of a queue schema (SPEC 2.7), for a starting point. */
+/** A value that satisfies one directive of a queue schema, for a starting point. */
 function sample(d: Directive): unknown {
   switch (d.type) {
     case "object": return Object.fromEntries(Object.entries(d.props ?? {}).map(([k, v]) => [k, sample(v)]));

@@ -1,5 +1,5 @@
 /**
- * Replay to one listener (PRODUCT §10): messages created in [since, until) whose delivery to it is final start
+ * Replay to one listener (docs/delivery.md): messages created in [since, until) whose delivery to it is final start
  * a new cycle; by default only the missed ones, or the acknowledged ones too.
  */
 import { useState } from "preact/hooks";
