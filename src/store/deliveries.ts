@@ -121,6 +121,8 @@ export type MissedDelivery = { orgId: string; listenerId: string; queueId: strin
 
 export type ProbeResult = {
   seq: number;
+  /** The state the prober found when it claimed the probe: a store may skip looking for a change when it is the same. */
+  previous?: LivenessState;
   ok: boolean;
   state: LivenessState;
   failuresInRow: number;

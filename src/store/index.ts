@@ -152,8 +152,11 @@ export interface OrgStore {
   create(name: string, now: number, owner?: NewApiKey): Promise<Org>;
   list(): Promise<Org[]>;
   get(orgId: string): Promise<Org>;
-  rename(orgId: string, name: string, now: number, actor: Actor): Promise<Org>;
+  /** 422 for an events queue that is not one of the organization's. */
+  update(orgId: string, patch: OrgPatch, now: number, actor: Actor): Promise<Org>;
 }
+
+export type OrgPatch = { name?: string; eventsQueueId?: string | null };
 
 export type NewApiKey = { name: string; status: "enabled" | "disabled"; scopes: Scope[]; hash: string; owner: boolean };
 export type ApiKeyPatch = { name?: string; status?: "enabled" | "disabled"; scopes?: Scope[] };

@@ -3,7 +3,7 @@
  * before anything is written. Rows are typed by shape, since each dialect's Drizzle schema types its own.
  */
 import { unprocessable } from "../lib/errors.ts";
-import type { ApiKey, Listener, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
+import type { ApiKey, Listener, ListenerInput, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
 
 export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey => ({
   id: r.id,
@@ -36,6 +36,7 @@ export const toMessage = (r: Omit<Message, "data"> & { data: string }): Message 
 type EventRow = Pick<UsageEvent, "id" | "type" | "storedAt" | "orgId"> & {
   apiKeyId: string | null; apiKeyName: string | null; queueId: string | null; queueName: string | null;
   listenerId: string | null; listenerName: string | null; messageId: string | null; messageName: string | null;
+  portalSessionId: string | null; details: string | null;
 };
 const ref = (id: string | null, name: string | null) => (id ? { id, name: name ?? "" } : null);
 export const toEvent = (r: EventRow): UsageEvent => ({
@@ -47,10 +48,13 @@ export const toEvent = (r: EventRow): UsageEvent => ({
   queue: ref(r.queueId, r.queueName),
   listener: ref(r.listenerId, r.listenerName),
   message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
+  portalSession: r.portalSessionId ? { id: r.portalSessionId } : null,
+  details: r.details === null ? null : JSON.parse(r.details),
 });
 
 type ListenerRow = Pick<Listener, "id" | "orgId" | "queueId" | "name" | "notifyUrl" | "livenessUrl" | "enabled" | "createdAt"> & {
   livenessState: Listener["liveness"]["state"]; successCount: number; failureCount: number; acknowledgedCount: number; missedCount: number;
+  filter: string | null; headers: string | null; rateLimit: number | null; concurrency: number | null; ordering: Listener["ordering"];
 };
 /** `missed`: the ids the row keeps (SQLite as JSON text, PostgreSQL as jsonb), already read. */
 export const toListener = (r: ListenerRow, missed: string[]): Listener => ({
@@ -63,6 +67,11 @@ export const toListener = (r: ListenerRow, missed: string[]): Listener => ({
   liveness: { state: r.livenessState, successCount: r.successCount, failureCount: r.failureCount },
   messages: { acknowledgedCount: r.acknowledgedCount, missed, missedCount: r.missedCount },
   enabled: r.enabled,
+  filter: r.filter === null ? null : JSON.parse(r.filter),
+  headers: r.headers === null ? null : JSON.parse(r.headers),
+  rateLimit: r.rateLimit,
+  concurrency: r.concurrency,
+  ordering: r.ordering,
   createdAt: r.createdAt,
 });
 
@@ -72,7 +81,31 @@ export const toSecrets = (r: { secret: string; previousSecret: string | null; pr
     ? { current: r.secret, previous: r.previousSecret, previousUntil: r.previousSecretUntil }
     : { current: r.secret, previous: null, previousUntil: null };
 
+export const unknownEventsQueue = () =>
+  unprocessable("The events queue must be a queue of this organization.", [{ path: "/events_queue_id", message: "is not a queue of this organization" }]);
+
 export const listenerNameTaken = (name: string) => `A listener named '${name}' already exists on this queue.`;
+
+const jsonOrNull = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+/** A new listener's settings as both backends store them: JSON text, NULL for none. */
+export const listenerSettings = (input: ListenerInput) => ({
+  filter: jsonOrNull(input.filter), headers: jsonOrNull(input.headers), rateLimit: input.rateLimit ?? null,
+  concurrency: input.concurrency ?? null, ordering: input.ordering ?? "unordered" as const,
+});
+
+type StoredSettings = { filter: string | null; headers: string | null; rateLimit: number | null; concurrency: number | null; ordering: Listener["ordering"] };
+
+/** The settings an update changes, as stored; `filterChanged` when the filter is another than before. */
+export function changedSettings(before: StoredSettings, patch: Partial<ListenerInput>): { set: Partial<StoredSettings>; filterChanged: boolean } {
+  const set: Partial<StoredSettings> = {};
+  if (patch.filter !== undefined) set.filter = jsonOrNull(patch.filter);
+  if (patch.headers !== undefined) set.headers = jsonOrNull(patch.headers);
+  if (patch.rateLimit !== undefined) set.rateLimit = patch.rateLimit;
+  if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
+  if (patch.ordering !== undefined) set.ordering = patch.ordering;
+  return { set, filterChanged: set.filter !== undefined && set.filter !== before.filter };
+}
 
 /** The redelivery targets named, or all of them; 422 for a name that is not one of them (before anything is written). */
 export function chooseTargets<T extends { listenerId: string }>(targets: T[], listenerIds: string[] | null): T[] {

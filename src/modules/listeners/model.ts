@@ -34,10 +34,11 @@ export const Headers = t.Record(t.String(), t.String(), {
 });
 const HeadersField = t.Union([Headers, t.Null()], { description: "null or absent: none; shown as `[hidden]` to keys that may only read the listener" });
 
-const RateLimit = t.Union([t.Integer({ minimum: 1, maximum: 10_000 }), t.Null()], {
+// TypeBox's own Integer: Elysia's t.Integer makes a body without content pass as {} (it coerces numbers).
+const RateLimit = t.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), t.Null()], {
   description: "deliveries started per second to this listener at most; null: no limit beyond concurrency",
 });
-const Concurrency = t.Union([t.Integer({ minimum: 1, maximum: 256 }), t.Null()], {
+const Concurrency = t.Union([Type.Integer({ minimum: 1, maximum: 256 }), t.Null()], {
   description: "requests in flight to this listener at most; null: the server's --listener-concurrency",
 });
 const Ordering = t.Union([t.Literal("unordered"), t.Literal("fifo")], {

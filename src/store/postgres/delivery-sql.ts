@@ -194,7 +194,7 @@ counted AS (
   UPDATE listeners SET missed_count = missed_count + c.n, missed = ${appendMissed("c.ids")}
   FROM counts c WHERE seq = c.listener_seq
 )
-SELECT org_id, listener_id, queue_id, message_id FROM missed_now ORDER BY id`, ["cutoff", "error", "now"]);
+SELECT id, org_id, listener_id, queue_id, message_id FROM missed_now ORDER BY id`, ["cutoff", "error", "now"]);
 
 export const CLAIM_PROBES = positional(`
 UPDATE listeners SET next_probe_at = $hold

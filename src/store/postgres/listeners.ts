@@ -9,7 +9,7 @@ import type { PgDb, PgTx } from "./client.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { listenerNameTaken as taken, toListener as rowToListener, toSecrets } from "../rows.ts";
+import { changedSettings, listenerNameTaken as taken, listenerSettings, toListener as rowToListener, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, r.missed);
@@ -33,6 +33,7 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const row = {
           id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
           secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
+          ...listenerSettings(input),
         };
         await unique(taken(input.name), () => tx.insert(listeners).values(row));
         await recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });
@@ -61,6 +62,10 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         if (patch.enabled !== undefined) set.enabled = patch.enabled;
         // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
         if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
+        const settings = changedSettings(before, patch);
+        Object.assign(set, settings.set);
+        // A publish judged against the filter before this one is refused and judged again (publish-filters.ts).
+        if (settings.filterChanged) set.filterRev = before.filterRev + 1;
         if (Object.keys(set).length) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)));
         const listener = toListener(await findRow(tx, orgId, queueId, id));
         await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });

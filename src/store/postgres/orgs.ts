@@ -1,5 +1,5 @@
-import { asc, eq } from "drizzle-orm";
-import { orgs } from "./schema.ts";
+import { and, asc, eq } from "drizzle-orm";
+import { orgs, queues } from "./schema.ts";
 import { unique, recordEvent, type Conn } from "./shared.ts";
 import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
@@ -8,8 +8,9 @@ import type { PgDb, PgTx } from "./client.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { OrgStore, Org } from "../index.ts";
+import { unknownEventsQueue } from "../rows.ts";
 
-const toOrg = (r: typeof orgs.$inferSelect): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
+const toOrg = (r: typeof orgs.$inferSelect): Org => ({ id: r.id, name: r.name, eventsQueueId: r.eventsQueueId, createdAt: r.createdAt });
 
 async function find(db: PgDb | PgTx, id: string): Promise<Org> {
   const [row] = await db.select().from(orgs).where(eq(orgs.id, lookupId(id)));
@@ -23,17 +24,24 @@ export function orgStore({ db, write }: Conn): OrgStore {
   return {
     create: (name, now, owner) =>
       write(async (tx) => {
-        const org = { id: newId("org", now), name, createdAt: now };
+        const org = { id: newId("org", now), name, eventsQueueId: null, createdAt: now };
         await unique(taken(name), () => tx.insert(orgs).values(org));
         if (owner) await insertKey(tx, org.id, owner, now, null);
         return org;
       }),
     list: () => guarded(async () => (await db.select().from(orgs).orderBy(asc(orgs.createdAt), asc(orgs.seq))).map(toOrg)),
     get: (orgId) => guarded(() => find(db, orgId)),
-    rename: (orgId, name, now, actor) =>
+    update: (orgId, patch, now, actor) =>
       write(async (tx) => {
         await find(tx, orgId);
-        await unique(taken(name), () => tx.update(orgs).set({ name }).where(eq(orgs.id, orgId)));
+        if (patch.eventsQueueId) {
+          // Locked, so a delete of the queue waits and then clears it (queues.ts).
+          const [queue] = await tx.select({ id: queues.id }).from(queues)
+            .where(and(eq(queues.orgId, orgId), eq(queues.id, lookupId(patch.eventsQueueId)))).for("share");
+          if (!queue) throw unknownEventsQueue();
+        }
+        const set = { ...(patch.name !== undefined && { name: patch.name }), ...(patch.eventsQueueId !== undefined && { eventsQueueId: patch.eventsQueueId }) };
+        if (Object.keys(set).length) await unique(taken(patch.name ?? ""), () => tx.update(orgs).set(set).where(eq(orgs.id, orgId)));
         await recordEvent(tx, orgId, "api_client_updated", now, actor, {});
         return find(tx, orgId);
       }),

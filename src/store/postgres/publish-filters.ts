@@ -5,12 +5,14 @@
  * revision of their filter, and which ones took the message. The statement locks the listeners it fans out to
  * and refuses a publish judged against another revision (a filter changed, a filtered listener added, on any
  * instance); then the cache forgets the queue and the publish is judged again. The cache needs no other news.
+ * The judging happens when the batch is made (publish.ts), so publishes keep the order they were called in.
  */
 import type { SQL } from "bun";
 import { compileFilter, matches, subjectOf, type CompiledFilter } from "../../lib/filter.ts";
 import { FiltersChanged } from "../../lib/errors.ts";
 import type { PublishedMessage } from "../index.ts";
 import type { Publish, Routing } from "./publish.ts";
+import { lookupId } from "./text.ts";
 
 type Filtered = { seq: number; rev: number; filter: CompiledFilter | null };
 
@@ -40,7 +42,7 @@ export class FilterCache {
 
   private async load(queueId: string): Promise<Filtered[]> {
     const rows: { seq: string | number; rev: string | number; filter: string }[] = await this.client
-      .unsafe("SELECT seq, filter_rev AS rev, filter FROM listeners WHERE queue_id = $1 AND filter IS NOT NULL", [queueId]);
+      .unsafe("SELECT seq, filter_rev AS rev, filter FROM listeners WHERE queue_id = $1 AND filter IS NOT NULL", [lookupId(queueId)]);
     return rows.map((r) => {
       const compiled = compileFilter(JSON.parse(r.filter));
       // A stored filter was checked when saved; one a tightened rule refuses now takes nothing.
@@ -59,13 +61,12 @@ export function routeOf(filtered: Filtered[], p: Pick<Publish, "name" | "data" |
   };
 }
 
-/** Publishes through `batched` (the writer's next batch), judging filters again while they keep changing. */
+/** Publishes through `batched` (the writer's next batch), again while the filters it was judged on keep changing. */
 export function filteredPublish(cache: FilterCache, batched: (p: Publish) => Promise<PublishedMessage>) {
   return async (p: Publish): Promise<PublishedMessage> => {
     for (let attempt = 1; ; attempt++) {
-      const routing = routeOf(await cache.get(p.queueId), p);
       try {
-        return await batched({ ...p, routing });
+        return await batched(p);
       } catch (e) {
         if (!(e instanceof FiltersChanged) || attempt === TRIES) throw e;
         cache.forget(p.queueId);

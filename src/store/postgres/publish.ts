@@ -29,15 +29,16 @@ import { lookupId } from "./text.ts";
 import { WAKE_CHANNEL } from "./notifications.ts";
 import { newId } from "../../lib/ids.ts";
 import { FiltersChanged, notFound, SchemaChanged } from "../../lib/errors.ts";
+import { routeOf, type FilterCache } from "./publish-filters.ts";
 import type { Actor, PublishInput, PublishedMessage } from "../index.ts";
 
 /**
- * `routing`: the queue's filtered listeners as the publisher judged them (publish-filters.ts), each with the
+ * The routing of a publish: the queue's filtered listeners as the publisher judged them (publish-filters.ts), each with the
  * revision of its filter, and those whose filter took the message. A listener whose filter the statement finds at
  * another revision (or a filtered one it was not told of) makes the publish come back FiltersChanged, unwritten.
  */
 export type Routing = { considered: { seq: number; rev: number }[]; matched: number[] };
-export type Publish = PublishInput & { orgId: string; queueId: string; now: number; actor: Actor; routing?: Routing };
+export type Publish = PublishInput & { orgId: string; queueId: string; now: number; actor: Actor };
 
 export const PUBLISH_SQL = `
 WITH input AS (
@@ -114,16 +115,17 @@ const unclaimed = (p: Publish) => {
  * travels as one JSON text, which JSON.stringify makes natively, where array parameters are encoded (a literal
  * per column, every string quoted and escaped) in JavaScript.
  */
-export async function publishBatch(client: SQL, batch: Publish[], instance: string): Promise<(PublishedMessage | Error)[]> {
+export async function publishBatch(client: SQL, batch: Publish[], instance: string, filters: FilterCache): Promise<(PublishedMessage | Error)[]> {
   const ids = batch.map((p) => newId("message", p.now));
+  const routes = await Promise.all(batch.map(async (p) => routeOf(await filters.get(p.queueId), p)));
   const input = batch.map((p, i) => ({
     ord: i, id: ids[i], org_id: p.orgId, queue_id: lookupId(p.queueId), name: p.name, data: p.data, created_at: p.now,
     schema_id: p.schemaId ?? null, check_schema: p.schemaId !== undefined, key_id: p.actor.keyId, key_name: p.actor.keyName,
     ...unclaimed(p),
     event_tail: randomEventTail(),
-    matched: p.routing?.matched ?? [],
+    matched: routes[i]!.matched,
   }));
-  const considered = batch.flatMap((p) => p.routing?.considered ?? []);
+  const considered = routes.flatMap((r) => r.considered);
   const rows: Outcome[] = await client.unsafe(PUBLISH_SQL, [JSON.stringify(input), instance, JSON.stringify(considered)]);
   return rows.map((r) => {
     const p = batch[r.ord]!;

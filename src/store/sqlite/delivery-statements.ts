@@ -31,8 +31,8 @@ export const SQL = {
   // The [message seq, listener seq] pairs a filter took; a message or listener deleted since is skipped.
   fanOutPairs: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
     SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
-    FROM json_each($pairs) p CROSS JOIN messages m ON m.seq = p.value ->> 0 CROSS JOIN listeners l ON l.seq = p.value ->> 1
-    ORDER BY p.key`,
+    FROM json_each($pairs) CROSS JOIN messages m ON m.seq = json_each.value ->> 0 CROSS JOIN listeners l ON l.seq = json_each.value ->> 1
+    ORDER BY json_each.key`,
   // Listeners judged one message at a time: those with a filter, and those whose earlier filter still judges
   // messages waiting for their fan-out.
   filteredListeners: `SELECT seq, queue_id AS queueId, from_seq AS fromSeq, filter FROM listeners INDEXED BY listeners_filtered
@@ -43,6 +43,15 @@ export const SQL = {
   sliceMessages: `SELECT seq, queue_id AS queueId, name, data FROM messages
     WHERE queue_id IN (SELECT value FROM json_each($queues)) AND seq > $cursor AND seq <= $upTo`,
   pruneFilters: `DELETE FROM listener_filters WHERE upto_seq <= $upTo`,
+  // What a usage event the worker records names (delivery-events.ts).
+  deliveryRefs: `SELECT l.org_id AS orgId, q.id AS queueId, q.name AS queueName, l.id AS listenerId, l.name AS listenerName,
+      m.id AS messageId, m.name AS messageName
+    FROM deliveries d CROSS JOIN listeners l ON l.seq = d.listener_seq CROSS JOIN queues q ON q.id = l.queue_id
+      CROSS JOIN messages m ON m.seq = d.message_seq
+    WHERE d.id = $id`,
+  listenerRefs: `SELECT l.org_id AS orgId, q.id AS queueId, q.name AS queueName, l.id AS listenerId, l.name AS listenerName,
+      l.liveness_state AS state
+    FROM listeners l CROSS JOIN queues q ON q.id = l.queue_id WHERE l.seq = $seq`,
   advanceFanout: `INSERT INTO fanout (id, message_seq) VALUES (1, $upTo)
     ON CONFLICT (id) DO UPDATE SET message_seq = excluded.message_seq`,
   // CROSS JOIN fixes the join order (deliveries by rowid first) whatever the table statistics say.

@@ -8,6 +8,7 @@
  */
 import { compileFilter, filterSubject, matches, type CompiledFilter } from "../../lib/filter.ts";
 import type { Statements } from "./delivery-statements.ts";
+import type { Raw } from "./shared.ts";
 
 /** What one fan-out step writes, decided outside the write lock; `cursor` is checked again under it. */
 export type FanoutPlan = { cursor: number; upTo: number; top: number; filtered: number[]; pairs: [number, number][] };
@@ -92,4 +93,18 @@ export function applyFanout(s: Statements, plan: FanoutPlan): boolean {
   if (plan.filtered.length > 0) s.pruneFilters.run({ upTo: plan.upTo });
   s.advanceFanout.run({ upTo: plan.upTo });
   return plan.upTo < plan.top;
+}
+
+/**
+ * Whether one message not yet fanned out goes to one listener (GET of the message lists only those): the rule
+ * the planner applies, for a single pair.
+ */
+export function takesMessage(raw: Raw, listener: { seq: number; filter: string | null }, message: { seq: number; name: string | null; data: string }): boolean {
+  const earlier = raw.$client
+    .query<{ filter: string | null }, [number, number]>("SELECT filter FROM listener_filters WHERE listener_seq = ? AND upto_seq >= ? ORDER BY upto_seq LIMIT 1")
+    .get(listener.seq, message.seq);
+  const text = earlier ? earlier.filter : listener.filter;
+  if (text === null) return true;
+  const compiled = compileFilter(JSON.parse(text));
+  return compiled.ok && matches(compiled.filter, filterSubject(message.name, message.data));
 }

@@ -1,13 +1,13 @@
 import { and, asc, eq } from "drizzle-orm";
-import { listeners, replays } from "./schema.ts";
+import { listenerFilters, listeners, replays } from "./schema.ts";
 import { countReplayable, windowSeqs } from "./replays.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue } from "./queues.ts";
-import { lastMessageSeq } from "./fanout.ts";
+import { fannedOutUpTo, lastMessageSeq } from "./fanout.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { listenerNameTaken as taken, toListener as rowToListener, toSecrets } from "../rows.ts";
+import { changedSettings, listenerNameTaken as taken, listenerSettings, toListener as rowToListener, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, JSON.parse(r.missed));
@@ -23,6 +23,16 @@ function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
   return row;
 }
 
+/**
+ * The filter a listener had until now still judges the messages published under it that wait for their fan-out
+ * (store/sqlite/fanout-filters.ts): kept until the worker's cursor passes the last of them.
+ */
+function keepFilter(tx: Tx, before: Row): void {
+  const upto = lastMessageSeq(tx);
+  if (fannedOutUpTo(tx) >= upto) return;
+  tx.insert(listenerFilters).values({ listenerSeq: before.seq, uptoSeq: upto, filter: before.filter }).run();
+}
+
 export function listenerStore({ db, write }: Conn): ListenerStore {
   return {
     async create(orgId, queueId, input, now, actor) {
@@ -31,6 +41,7 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const row = {
           id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
           secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
+          ...listenerSettings(input),
           // It receives the messages published after this commit (fanout.ts).
           fromSeq: lastMessageSeq(tx),
         };
@@ -63,6 +74,9 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         if (patch.enabled !== undefined) set.enabled = patch.enabled;
         // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
         if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
+        const settings = changedSettings(before, patch);
+        Object.assign(set, settings.set);
+        if (settings.filterChanged) keepFilter(tx, before);
         if (Object.keys(set).length) unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)).run());
         const listener = toListener(findRow(tx, orgId, queueId, id));
         recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });

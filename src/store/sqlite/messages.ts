@@ -3,6 +3,7 @@ import { messages, deliveries, listeners, attempts } from "./schema.ts";
 import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue, queueOfWrite } from "./queues.ts";
 import { fannedOutUpTo, nextMessageSeq } from "./fanout.ts";
+import { takesMessage } from "./fanout-filters.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound, SchemaChanged } from "../../lib/errors.ts";
 import type { MessageStore, Actor, PublishInput, PublishedMessage, DeliveryStatus } from "../index.ts";
@@ -24,13 +25,14 @@ function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
 /** A message the worker has not fanned out yet: a pending delivery, due at its publish, per listener it goes to. */
 function notFannedOut(db: Db | Tx, row: Row): DeliveryStatus[] {
   return db
-    .select({ listenerId: listeners.id, listenerName: listeners.name })
+    .select({ listenerId: listeners.id, listenerName: listeners.name, seq: listeners.seq, filter: listeners.filter })
     .from(listeners)
     .where(and(eq(listeners.queueId, row.queueId), lt(listeners.fromSeq, row.seq)))
     .orderBy(asc(listeners.seq))
     .all()
-    .map((l) => ({
-      ...l, state: "pending" as const, attempts: 0, nextAttemptAt: row.createdAt, lastStatus: null, lastError: null, cycle: 1, updatedAt: row.createdAt,
+    .filter((l) => takesMessage(db, l, row))
+    .map(({ listenerId, listenerName }) => ({
+      listenerId, listenerName, state: "pending" as const, attempts: 0, nextAttemptAt: row.createdAt, lastStatus: null, lastError: null, cycle: 1, updatedAt: row.createdAt,
     }));
 }
 
