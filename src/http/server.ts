@@ -1,6 +1,6 @@
 /**
  * Bun.serve around the Elysia app: HTTP/1.1 and HTTP/2 on one TLS port by ALPN (or plain HTTP/1.1 and h2c with
- * --no-tls). Paths without /v1 are served as v1 (PRODUCT §4), and hosts too short for Elysia's router are routed
+ * --no-tls). Paths without /v1 are served as v1 (docs/api.md), and hosts too short for Elysia's router are routed
  * under a stand-in origin (request-url.ts), by rewriting the request before routing.
  */
 import type { Server } from "bun";
@@ -51,8 +51,9 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
         const detail = "The service is shutting down.";
         return splitUrl(request.url).path === READY_PATH ? notReady(detail) : errorResponse(503, detail, undefined, { "retry-after": "5" });
       }
-      // Bun leaves the URL relative when it cannot use the Host header; routing and links need an absolute one.
-      if (!request.url.includes("://")) return errorResponse(400, "The Host header is not a usable host name.");
+      // Bun leaves the URL relative when it cannot use the Host header, and keeps a port out of range or not a
+      // number (`example.com:65536`) in a URL nothing can parse; links and request copies need one that parses.
+      if (!URL.canParse(request.url)) return errorResponse(400, "The Host header is not a usable host name and port.");
       if (options.ui && isUiPath(request.url)) return options.ui(request);
       const routed = routable(boundedBody(request));
       if (routed !== request) options.originals?.set(routed, request);

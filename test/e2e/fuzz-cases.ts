@@ -25,6 +25,8 @@ export type Case = {
   key: KeyKind;
   /** HTTP/1.1 only: a Content-Length this many bytes short of the body. */
   shortBy?: number;
+  /** The Host header (HTTP/1.1) or :authority (HTTP/2); the client's own when absent. */
+  host?: string;
 };
 
 /** Methods Bun refuses itself (docs/security.md): no answer over HTTP/1.1, an empty 501 over HTTP/2. */
@@ -49,6 +51,9 @@ const QUERY_NAMES = ["page", "per_page", "limit", "startAfter", "startAfterId", 
 
 const CONTENT_TYPES = ["application/json; charset=utf-8", "APPLICATION/JSON", "text/plain", "application/x-www-form-urlencoded", "application/vnd.api+json", "", "application/json;;;", "multipart/form-data; boundary=x", "application/jsonx"];
 const ACCEPTS = ["application/json", "*/*", "text/html", "application/json;q=0", "", "garbage", "application/*;q=0.5, text/html", "text/*"];
+/** Hosts Bun takes into the URL though no URL parser would (bad ports), and others it cannot use or routes oddly. */
+const BAD_PORT_HOSTS = ["example.com:65536", "example.com:99999", "example.com:-1", "example.com:abc", "[::1]:70000", "example.com:1:2", "[::1"];
+const ODD_HOSTS = [...BAD_PORT_HOSTS, "example.com:", "bücher.de", "a b", "x", "a:1", "[::1]", "api.example.com:8443"];
 const IDEMPOTENCY_KEYS = ["k-1", "k-1", "", "x".repeat(256), "a b", "\tk", "{uuid}"];
 
 /** A body the route takes, to mutate; placeholders are filled when sent. */
@@ -129,8 +134,8 @@ const EXTRA_PATHS = ["/", "/v1", "/v1/", "/nope", "/v1/nope", "/v1/queues/{queue
 /**
  * Every route by every method with each kind of key, the unprefixed paths and unknown ones with one key each, rare
  * methods, then each route by its own method many times over with keys that pass the gate, so bodies and queries
- * reach the models and services; all in an order of the seed's, DELETEs last so the resources they remove serve
- * the rest first.
+ * reach the models and services, and once under a Host with a bad port; some requests under odd hosts; all in an
+ * order of the seed's, DELETEs last so the resources they remove serve the rest first.
  */
 export function fuzzCases(seed: number, routes: { method: string; path: string }[]): Case[] {
   const rnd = random(seed);
@@ -147,6 +152,11 @@ export function fuzzCases(seed: number, routes: { method: string; path: string }
   for (const route of routes) {
     for (let i = 0; i < 20; i++) cases.push(one(rnd, route.method, concrete(rnd, route.path), route.path, pick<KeyKind>(["owner", "owner", "owner", "scoped", "other"]), 0.05));
   }
+  // Hosts come from a stream of their own, so the cases above stay what the seed gave before hosts were fuzzed.
+  const hosts = random(seed ^ 0x5bd1e995);
+  const host = <T>(xs: T[]) => xs[Math.floor(hosts() * xs.length)]!;
+  for (const c of cases) if (hosts() < 0.05) c.host = host(ODD_HOSTS);
+  for (const route of routes) cases.push({ ...one(hosts, route.method, concrete(hosts, route.path), route.path, "owner", 0), host: host(BAD_PORT_HOSTS) });
   for (let i = cases.length - 1; i > 0; i--) {
     const j = Math.floor(rnd() * (i + 1));
     [cases[i], cases[j]] = [cases[j]!, cases[i]!];
