@@ -29,8 +29,10 @@ import { routeLabels } from "../metrics/requests.ts";
 
 export type { Deps } from "./context.ts";
 
+/** A handler's value as JSON; `undefined` (a DELETE) is an empty body, which claims no content type. */
 function render(value: unknown, request: Request, status: number, headers: Record<string, string>): Response {
-  const body = value === undefined ? "" : JSON.stringify(value, null, wantsPretty(splitUrl(request.url).search) ? 2 : undefined);
+  if (value === undefined) return new Response(null, { status, headers });
+  const body = JSON.stringify(value, null, wantsPretty(splitUrl(request.url).search) ? 2 : undefined);
   return new Response(body, { status, headers: { ...headers, "content-type": "application/json" } });
 }
 

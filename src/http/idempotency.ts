@@ -125,7 +125,9 @@ export function idempotentRequests(deps: Deps, gate: Gate, run: Run, open: Reado
     if (record && record.fingerprint !== claim.fingerprint) return withHeaders(refusals.otherRequest(), admitted.headers);
     if (record?.response) {
       const body = unseal(secret, claim.keyHash, record.response);
-      return new Response(body, { status: record.response.status, headers: { ...admitted.headers, ...JSON_TYPE, [REPLAYED_HEADER]: "true" } });
+      // A stored empty answer (a DELETE's) is replayed as it was first sent: no body, no content type.
+      const type = body.length ? JSON_TYPE : {};
+      return new Response(body.length ? body : null, { status: record.response.status, headers: { ...admitted.headers, ...type, [REPLAYED_HEADER]: "true" } });
     }
     if (record) return withHeaders(refusals.lostAnswer(), admitted.headers);
     const auth = { ...admitted.auth, actor: { ...admitted.auth.actor, idempotency: claim } };

@@ -104,7 +104,10 @@ export function refusals(...statuses: ErrorStatus[]): Json {
   return Object.fromEntries(statuses.map((status) => [status, ref("responses", responseName(status))]));
 }
 
-/** A 200 with an empty body (a DELETE), which no response model can describe, and the route's refusals. */
+/**
+ * A 200 with an empty body (a DELETE), which no response model can describe, and the route's refusals: no
+ * `content`, as the answer carries no Content-Type (app.ts `render`).
+ */
 export function emptyOk(description: string, ...statuses: ErrorStatus[]): Json {
   return { 200: { description }, ...refusals(...statuses) };
 }

@@ -3,6 +3,8 @@
  * the same run every time. Ids and URLs the server hands out are written as placeholders (`{queue}`, `{notify}`)
  * and filled in when the request is sent.
  */
+import { buildApp } from "../../src/http/app.ts";
+import { loadConfig } from "../../src/config.ts";
 
 /** mulberry32: small, fast, and the same sequence for a seed on every platform. */
 export function random(seed: number): () => number {
@@ -56,8 +58,14 @@ const BAD_PORT_HOSTS = ["example.com:65536", "example.com:99999", "example.com:-
 const ODD_HOSTS = [...BAD_PORT_HOSTS, "example.com:", "bücher.de", "a b", "x", "a:1", "[::1]", "api.example.com:8443"];
 const IDEMPOTENCY_KEYS = ["k-1", "k-1", "", "x".repeat(256), "a b", "\tk", "{uuid}"];
 
+/** The app's own route list: a route added to the app is fuzzed (and walked, bodiless.test.ts) without a change here. */
+export function appRoutes(): { method: string; path: string }[] {
+  const app = buildApp({ store: {} as never, config: loadConfig({}, []).config, clock: { now: () => 0 } as never, log: console as never, version: "fuzz", nudge: () => undefined });
+  return app.routes.map((r) => ({ method: r.method, path: r.path }));
+}
+
 /** A body the route takes, to mutate; placeholders are filled when sent. */
-function template(method: string, route: string): Record<string, unknown> {
+export function template(method: string, route: string): Record<string, unknown> {
   if (route.endsWith("/listeners") || route.endsWith("/listeners/:listener_id")) return { name: "l-{n}", notify_url: "{notify}", liveness_url: "{notify}" };
   if (route.endsWith("/messages")) return { name: "m-{n}", data: { n: 1, s: "abc" } };
   if (route.endsWith("/messages/:message_id")) return { name: "m-{n}" };

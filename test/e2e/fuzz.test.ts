@@ -11,19 +11,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "bun";
-import { buildApp } from "../../src/http/app.ts";
-import { loadConfig } from "../../src/config.ts";
 import { PROTOS, ROOT, cli, startFanout, type Fanout, type Proto } from "./harness.ts";
-import { BUN_UNKNOWN_METHODS, fuzzCases, type Case, type KeyKind } from "./fuzz-cases.ts";
+import { BUN_UNKNOWN_METHODS, appRoutes, fuzzCases, type Case, type KeyKind } from "./fuzz-cases.ts";
 import { H1Connection, H2Client, TIMEOUT_MS, requestBytes, type Outcome } from "./raw.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
-
-/** The app's own route list: a route added to the app is fuzzed without a change here. */
-function appRoutes(): { method: string; path: string }[] {
-  const app = buildApp({ store: {} as never, config: loadConfig({}, []).config, clock: { now: () => 0 } as never, log: console as never, version: "fuzz", nudge: () => undefined });
-  return app.routes.map((r) => ({ method: r.method, path: r.path }));
-}
 
 let fanout: Fanout;
 let otherKey: string;
