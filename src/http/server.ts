@@ -5,7 +5,6 @@
  */
 import type { Server } from "bun";
 import { errorResponse } from "./errors.ts";
-import { boundedBody } from "./negotiation.ts";
 import { readdressed, splitUrl, SHORTEST_ROUTABLE_ORIGIN } from "./request-url.ts";
 import { notReady, READY_PATH } from "./readiness.ts";
 import type { Logger } from "../lib/log.ts";
@@ -43,7 +42,7 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
   return Bun.serve({
     hostname: options.host,
     port: options.port,
-    // Bun answers a body over this itself, without JSON; negotiation.ts bounds bodies (1 MiB) and answers in JSON.
+    // Bun answers a body over this itself, without JSON; the front door bounds bodies (1 MiB) and answers in JSON.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
     fetch(request: Request) {
@@ -55,7 +54,7 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
       // number (`example.com:65536`) in a URL nothing can parse; links and request copies need one that parses.
       if (!URL.canParse(request.url)) return errorResponse(400, "The Host header is not a usable host name and port.");
       if (options.ui && isUiPath(request.url)) return options.ui(request);
-      const routed = routable(boundedBody(request));
+      const routed = routable(request);
       if (routed !== request) options.originals?.set(routed, request);
       return fetch(routed);
     },
