@@ -1,14 +1,13 @@
 /**
- * The root Elysia app: negotiation before routing, one onError that renders every failure as
- * `{ title, status }`, `pretty` printing, and the modules under /v1. `buildHandler` puts the hot routes
- * (hot.ts) in front of it for the server.
+ * The root Elysia app: one onError that renders every failure as `{ title, status }`, `pretty` printing, and the
+ * modules under /v1. It serves nothing by itself: `buildHandler` puts the front door (admission.ts) and the hot
+ * routes (hot.ts) in front of it, and is what the server calls.
  */
 import { Elysia, t } from "elysia";
 import { failureResponse } from "./errors.ts";
-import { negotiate } from "./negotiation.ts";
 import { splitUrl, wantsPretty } from "./request-url.ts";
 import { routeTable } from "./routes-table.ts";
-import { requestGate, type Deps } from "./context.ts";
+import type { Deps } from "./context.ts";
 import { eventRoutes } from "../modules/events/routes.ts";
 import { queueRoutes } from "../modules/queues/routes.ts";
 import { apiKeyRoutes } from "../modules/api-keys/routes.ts";
@@ -19,8 +18,9 @@ import { schemaRoutes } from "../modules/schemas/routes.ts";
 import { QueueCache } from "../modules/messages/queue-cache.ts";
 import { createGate, type Gate } from "./auth.ts";
 import { hotRoutes } from "./hot.ts";
-import { idempotentRequests } from "./idempotency.ts";
-import { checkedBody } from "./body.ts";
+import { idempotencyStep } from "./idempotency.ts";
+import { forward, frontDoor, render, type Entrance } from "./admission.ts";
+import { plainCopy } from "./body.ts";
 import { openapiDocument } from "./openapi.ts";
 import { readinessRoute } from "./readiness.ts";
 import { originOf } from "./links.ts";
@@ -29,16 +29,11 @@ import { routeLabels } from "../metrics/requests.ts";
 
 export type { Deps } from "./context.ts";
 
-function render(value: unknown, request: Request, status: number, headers: Record<string, string>): Response {
-  const body = value === undefined ? "" : JSON.stringify(value, null, wantsPretty(splitUrl(request.url).search) ? 2 : undefined);
-  return new Response(body, { status, headers: { ...headers, "content-type": "application/json" } });
-}
-
 /** What the app and its hot routes share: one gate (lockout and rate-limit counters) and one queue cache. */
 export type Shared = { gate: Gate; queues: QueueCache };
 
 /** Paths under /v1 served without a key: the API description. */
-const OPEN_PATHS = ["/v1/openapi.json"];
+const OPEN_PATHS = new Set(["/v1/openapi.json"]);
 
 export const sharedOf = (deps: Deps): Shared => ({ gate: createGate(deps), queues: new QueueCache(deps.store) });
 
@@ -48,11 +43,11 @@ export function buildApp(deps: Deps, shared: Shared = sharedOf(deps)) {
   // normalize off: an unknown body field is a 400 (a typo like `notify_ur1` must not pass silently), and
   // responses must match their models exactly, which keeps the OpenAPI document honest.
   const app = new Elysia({ normalize: false })
-    .onRequest(({ request }) => negotiate(request))
     .onError(({ code, error, request }) => failureResponse({ code, error, request }, deps.log, allowed))
     .mapResponse(({ responseValue, request, set }) => {
       if (responseValue instanceof Response) return responseValue;
-      return render(responseValue, request, typeof set.status === "number" ? set.status : 200, set.headers as Record<string, string>);
+      const status = typeof set.status === "number" ? set.status : 200;
+      return render(responseValue, status, set.headers as Record<string, string>, wantsPretty(splitUrl(request.url).search));
     })
     .get("/healthz", () => ({ status: "ok" as const }), {
       response: t.Object({ status: t.Literal("ok") }),
@@ -61,8 +56,6 @@ export function buildApp(deps: Deps, shared: Shared = sharedOf(deps)) {
     .use(readinessRoute(deps))
     .get("/v1/openapi.json", ({ request }) => document(originOf(request, deps.config.baseUrl)), { detail: { hide: true } })
     .group("/v1", (v1) => v1
-      // Lockout, authentication and rate limit for every /v1 request, before routing; the API description stays open.
-      .use(requestGate(deps, shared.gate, { open: OPEN_PATHS }))
       .use(eventRoutes(deps))
       .use(queueRoutes(deps)).use(apiKeyRoutes(deps)).use(organizationRoutes(deps))
       .use(listenerRoutes(deps)).use(messageRoutes(deps, shared.queues)).use(schemaRoutes(deps)));
@@ -74,30 +67,24 @@ export function buildApp(deps: Deps, shared: Shared = sharedOf(deps)) {
 type Handler = (request: Request) => Response | Promise<Response>;
 
 /**
- * What the server calls for each request: /metrics first (not JSON, so before negotiation), then writes with an
- * Idempotency-Key (idempotency.ts, which runs them through the two below), then the hot routes (hot.ts) take the
- * requests they are sure of, the app the rest. They all share one gate and one queue cache. Every request,
+ * What the server calls for each request: /metrics first (not JSON, so before the front door), then every other
+ * request through the front door (admission.ts) to its entrance: the hot route that takes it exactly, else the
+ * app; a write carrying an Idempotency-Key passes that step (idempotency.ts) before either. Every request,
  * whichever answers it, is counted once, here, by the pattern of the route that serves it.
  */
 export function buildHandler(deps: Deps): Handler {
   const shared = sharedOf(deps);
   const app = buildApp(deps, shared);
-  const hot = hotRoutes(deps, shared.gate, [hotPublishRoute(deps, shared.queues)]);
-  // The app parses bodies in several ways (Elysia's parsers, jsonOrEmpty): each sees a body already bounded.
-  // Headers are judged first, so a declared body over the limit is never read; one without a declared length
-  // fails while it is read (negotiation.ts), and that failure is its answer.
-  const bounded = async (request: Request) => {
-    const refused = negotiate(request);
-    if (refused) return refused;
-    try {
-      const checked = await checkedBody(request, deps.copyRequest);
-      return checked instanceof Response ? checked : app.fetch(checked);
-    } catch (error) {
-      return failureResponse({ error, request }, deps.log);
-    }
+  const admit = frontDoor(deps, shared.gate, OPEN_PATHS);
+  const hot = hotRoutes(deps, [hotPublishRoute(deps, shared.queues)]);
+  const idempotent = idempotencyStep(deps, OPEN_PATHS);
+  const copy = deps.copyRequest ?? plainCopy;
+  const elysia: Entrance = (entry) => app.fetch(forward(entry, copy));
+  const api = (request: Request) => {
+    const { path, search } = splitUrl(request.url);
+    const route = hot(request, path, search) ?? elysia;
+    return admit(request, path, idempotent(request, path, route) ?? route);
   };
-  const idempotent = idempotentRequests(deps, shared.gate, (checked) => hot(checked) ?? app.fetch(checked), new Set(OPEN_PATHS));
-  const api = (request: Request) => idempotent(request) ?? hot(request) ?? bounded(request);
   const { metrics } = deps;
   if (!metrics) return api;
   const scrape = metricsEndpoint({ ...deps, metrics });

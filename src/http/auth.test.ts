@@ -1,10 +1,10 @@
 /**
- * The request gate inside the app, without a socket: lockout by the peer address that server.ts hands over,
- * one key lookup per request, and which paths it guards. The end-to-end suite covers the same over HTTPS.
+ * The gate behind the front door, in process through the server's handler, without a socket: lockout by the
+ * peer address that server.ts hands over, one key lookup per request, and which paths it guards. The end-to-end suite covers the same over HTTPS.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { buildApp, type Deps } from "./app.ts";
+import { buildHandler, type Deps } from "./app.ts";
 import { loadConfig } from "../config.ts";
 import { manualClock } from "../lib/clock.ts";
 import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
@@ -24,15 +24,15 @@ beforeEach(async () => {
 });
 afterEach(async () => store.close());
 
-/** An app whose requests come from the peer named in a test-only header, as server.ts would report it. */
+/** A handler whose requests come from the peer named in a test-only header, as server.ts would report it. */
 function appWith(env: Record<string, string>, peer: Deps["peerAddress"] = (r) => r.headers.get("x-test-peer")) {
   const clock = manualClock();
   const { config } = loadConfig({ FANOUT_LOCKOUT: "2/1m:10s", ...env }, []);
-  const app = buildApp({ store, config, clock, log: { info() {}, warn() {}, error() {} }, version: "test", nudge() {}, peerAddress: peer });
+  const app = buildHandler({ store, config, clock, log: { info() {}, warn() {}, error() {} }, version: "test", nudge() {}, peerAddress: peer });
   const call = async (path: string, opts: { key?: string | null; peer?: string; headers?: Record<string, string> } = {}) => {
     const headers: Record<string, string> = { ...(opts.peer ? { "x-test-peer": opts.peer } : {}), ...opts.headers };
     if (opts.key !== null) headers["x-api-key"] = opts.key ?? KEY;
-    return (await app.handle(new Request(`http://localhost${path}`, { headers }))).status;
+    return (await app(new Request(`http://localhost${path}`, { headers }))).status;
   };
   return { call, clock };
 }

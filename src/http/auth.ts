@@ -2,9 +2,9 @@
  * X-API-KEY → organization and scopes. The secret is hashed (SHA-256) and the hash looked up; the secret itself
  * is never compared, stored or logged. Unknown, disabled or missing keys are all 401 alike.
  *
- * The gate in front of every API request, in this order:
- * 1. a locked client address gets 403 with Retry-After, whatever key it sends (SPEC 5.4), so a guesser learns
- *    nothing more once locked;
+ * The gate in front of every API request (step 3 of the front door, admission.ts), in this order:
+ * 1. a locked client address gets 403 with Retry-After, whatever key it sends, so a guesser learns nothing
+ *    more once locked;
  * 2. authentication: a 401 counts one failure against the client address;
  * 3. the rate limit of the authenticated key: its headers go on every response, 429 with Retry-After past it.
  */
@@ -33,11 +33,6 @@ export interface Gate {
    * `peer` is asked only when the address matters: some address is locked, or this request fails.
    */
   admit(request: Request, peer: () => string | null, now: number): Promise<Admitted>;
-  /**
-   * `admit` lets `request` through as `admitted` without counting it again: it was admitted before it was routed
-   * (an idempotent request, http/idempotency.ts, whose key's record is looked up under its organization).
-   */
-  admitted(request: Request, admitted: Admitted): void;
 }
 
 type GateDeps = { store: Store; config: Pick<Config, "rateLimit" | "lockout" | "trustProxy">; log: Logger };
@@ -49,7 +44,6 @@ type GateDeps = { store: Store; config: Pick<Config, "rateLimit" | "lockout" | "
 export function createGate({ store, config, log }: GateDeps): Gate {
   const lockout = store.lockouts ? createSharedLockout(store.lockouts, config.lockout, log) : createLockout(config.lockout);
   const limiter = config.rateLimit > 0 ? createRateLimiter({ limit: config.rateLimit }) : null;
-  const given = new WeakMap<Request, Admitted>();
 
   async function authenticateFrom(address: () => string, request: Request, now: number): Promise<Auth> {
     try {
@@ -64,12 +58,7 @@ export function createGate({ store, config, log }: GateDeps): Gate {
   }
 
   return {
-    admitted(request, admitted) {
-      given.set(request, admitted);
-    },
     async admit(request, peer, now) {
-      const already = given.get(request);
-      if (already) return already;
       const address = () => clientAddress(peer(), request.headers.get("x-forwarded-for"), config.trustProxy);
       // Finding the address (the socket's, then parsed) cost µs on every request; with no lock anywhere it cannot be locked.
       const lockedUntil = lockout.hasLocks() ? lockout.lockedUntil(address(), now) : 0;

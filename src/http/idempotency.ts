@@ -1,9 +1,8 @@
 /**
- * Idempotency keys (PRODUCT §10). A write under /v1 (POST, and PUT and DELETE alike) that carries
- * `Idempotency-Key` is answered here, in front of the hot routes and the app:
+ * Idempotency keys (docs/api.md). A write under /v1 (POST, PUT, PATCH and DELETE alike) that carries
+ * `Idempotency-Key` passes this step after the front door (admission.ts) and before its route (hot or app):
  *
- *   negotiate (406, 413, 415) → read and bound the body → the gate (403, 401, 429) → the header (400) →
- *   its record, under the organization, made in the last 24 hours:
+ *   the header (400) → its record, under the organization, made in the last 24 hours:
  *     another fingerprint → 422; an answer → that answer again, with `Idempotent-Replayed: true`;
  *     no answer (the change committed, then the process stopped before answering) → 409;
  *   a request with the key still being answered in this process → 409;
@@ -19,14 +18,10 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import type { Deps } from "./context.ts";
-import type { Admitted, Gate } from "./auth.ts";
 import type { IdempotencyClaim } from "../store/index.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
-import { errorResponse, failureResponse } from "./errors.ts";
-import { negotiate } from "./negotiation.ts";
-import { readBody } from "./body.ts";
-import { splitUrl } from "./request-url.ts";
-import { withHeaders } from "./hot.ts";
+import { errorResponse } from "./errors.ts";
+import { isGated, type Entrance, type Entry } from "./admission.ts";
 
 /** How long a key is remembered; older records are ignored, and swept (modules/events/sweep.ts). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -38,7 +33,6 @@ const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 export const takesIdempotencyKey = (method: string) => method === "POST" || method === "PUT" || method === "DELETE" || method === "PATCH";
 const JSON_TYPE = { "content-type": "application/json" };
 
-type Run = (request: Request) => Response | Promise<Response>;
 type Answer = { status: number; body: Uint8Array };
 
 const hashOf = (label: string, orgId: string, key: string) => createHash("sha256").update(`fanout ${label}\n${orgId}\n${key}`).digest();
@@ -78,59 +72,42 @@ const refusals = {
 };
 
 /**
- * Returns the handler: a response (or its promise) for a write under /v1 that carries the header, undefined
- * for every other request, at the cost of a method test and a header lookup. `run` answers a request whose body
- * was read and whose key was admitted (`Gate.admitted`); `open` lists the paths under /v1 served without a key.
+ * Returns the step for a request: an entrance that puts the Idempotency-Key step in front of `route` (the hot
+ * route or the app) for a write under /v1 that carries the header, undefined for every other request, at the
+ * cost of a method test and a header lookup. The front door (admission.ts) has read the body and admitted the key.
  */
-export function idempotentRequests(deps: Deps, gate: Gate, run: Run, open: ReadonlySet<string>) {
+export function idempotencyStep(deps: Deps, open: ReadonlySet<string>) {
   const answering = new Set<string>();
 
-  async function serve(request: Request, key: string): Promise<Response> {
-    const refused = negotiate(request);
-    if (refused) return refused;
-    let headers: Record<string, string> = {};
+  async function serve(entry: Entry, key: string, path: string, route: Entrance): Promise<Response> {
+    if (!VALID_KEY.test(key)) return refusals.badKey();
+    const body = canonicalBody(entry.text ?? "");
+    if (body === null) return route(entry);
+    const auth = entry.auth!;
+    const keyHash = hashOf("idempotency key", auth.orgId, key).toString("hex");
+    const fingerprint = createHash("sha256").update(`${auth.key.id}\n${entry.request.method}\n${path}\n${body}`).digest("hex");
+    if (answering.has(keyHash)) return refusals.inFlight();
+    answering.add(keyHash);
     try {
-      const read = await readBody(request, deps.copyRequest);
-      if (read instanceof Response) return read;
-      const now = deps.clock.now();
-      const admitted = await gate.admit(read.request, () => deps.peerAddress?.(request) ?? null, now);
-      headers = admitted.headers;
-      if (!VALID_KEY.test(key)) return withHeaders(refusals.badKey(), headers);
-      const body = canonicalBody(read.text);
-      if (body === null) {
-        gate.admitted(read.request, admitted);
-        return await run(read.request);
-      }
-      const { orgId } = admitted.auth;
-      const keyHash = hashOf("idempotency key", orgId, key).toString("hex");
-      const fingerprint = createHash("sha256")
-        .update(`${admitted.auth.key.id}\n${request.method}\n${splitUrl(request.url).path}\n${body}`)
-        .digest("hex");
-      if (answering.has(keyHash)) return withHeaders(refusals.inFlight(), headers);
-      answering.add(keyHash);
-      try {
-        return await once(read.request, admitted, { keyHash, fingerprint, claimed: false }, hashOf("idempotent answer", orgId, key), now);
-      } finally {
-        answering.delete(keyHash);
-      }
-    } catch (error) {
-      return withHeaders(failureResponse({ error, request }, deps.log), headers);
+      return await once(entry, { keyHash, fingerprint, claimed: false }, hashOf("idempotent answer", auth.orgId, key), route);
+    } finally {
+      answering.delete(keyHash);
     }
   }
 
   /** The recorded answer, a refusal, or the request run with its key claimed (and its 2xx answer stored). */
-  async function once(request: Request, admitted: Admitted, claim: IdempotencyClaim, secret: Buffer, now: number): Promise<Response> {
-    const { orgId } = admitted.auth;
-    const record = await deps.store.idempotency.find(orgId, claim.keyHash, now - IDEMPOTENCY_WINDOW_MS);
-    if (record && record.fingerprint !== claim.fingerprint) return withHeaders(refusals.otherRequest(), admitted.headers);
+  async function once(entry: Entry, claim: IdempotencyClaim, secret: Buffer, route: Entrance): Promise<Response> {
+    const { orgId, actor } = entry.auth!;
+    const record = await deps.store.idempotency.find(orgId, claim.keyHash, entry.now - IDEMPOTENCY_WINDOW_MS);
+    if (record && record.fingerprint !== claim.fingerprint) return refusals.otherRequest();
     if (record?.response) {
       const body = unseal(secret, claim.keyHash, record.response);
-      return new Response(body, { status: record.response.status, headers: { ...admitted.headers, ...JSON_TYPE, [REPLAYED_HEADER]: "true" } });
+      // A stored empty answer (a DELETE's) is replayed as it was first sent: no body, no content type.
+      const headers = body.length ? { ...JSON_TYPE, [REPLAYED_HEADER]: "true" } : { [REPLAYED_HEADER]: "true" };
+      return new Response(body.length ? body : null, { status: record.response.status, headers });
     }
-    if (record) return withHeaders(refusals.lostAnswer(), admitted.headers);
-    const auth = { ...admitted.auth, actor: { ...admitted.auth.actor, idempotency: claim } };
-    gate.admitted(request, { auth, headers: admitted.headers });
-    const response = await run(request);
+    if (record) return refusals.lostAnswer();
+    const response = await route({ ...entry, auth: { ...entry.auth!, actor: { ...actor, idempotency: claim } } });
     if (response.status < 200 || response.status >= 300) return response;
     const answer = { status: response.status, body: new Uint8Array(await response.arrayBuffer()) };
     try {
@@ -139,14 +116,13 @@ export function idempotentRequests(deps: Deps, gate: Gate, run: Run, open: Reado
       // The change is made and its answer due: a retry finds the key without an answer (409), never a second change.
       deps.log.error("storing the answer of an idempotent request failed", { error: String(error) });
     }
-    return new Response(answer.body, { status: answer.status, headers: response.headers });
+    return new Response(answer.body.length ? answer.body : null, { status: answer.status, headers: response.headers });
   }
 
-  return (request: Request): Promise<Response> | undefined => {
+  return (request: Request, path: string, route: Entrance): Entrance | undefined => {
     if (!takesIdempotencyKey(request.method) || !request.headers.has(IDEMPOTENCY_HEADER)) return undefined;
+    if (!isGated(path, open)) return undefined;
     const key = request.headers.get(IDEMPOTENCY_HEADER)!;
-    const path = splitUrl(request.url).path;
-    if (!(path === "/v1" || path.startsWith("/v1/")) || open.has(path)) return undefined;
-    return serve(request, key);
+    return (entry) => serve(entry, key, path, route);
   };
 }

@@ -1,4 +1,4 @@
-/** Hypermedia links: always link objects with absolute URLs under /v1 (PRODUCT §4). */
+/** Hypermedia links: always link objects with absolute URLs under /v1 (docs/api.md). */
 import { requestOrigin } from "./request-url.ts";
 
 export type Link = { href: string };

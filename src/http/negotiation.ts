@@ -1,9 +1,8 @@
 /**
  * Checks that run before routing, so they hold for unknown routes too: only JSON is spoken (406, 415) and
- * bodies are bounded before anyone parses them (413; PRODUCT §8: 1 MiB): a declared length here, a body without
- * one (chunked, or HTTP/2 without content-length) by `boundedBody` while it is read.
+ * bodies are bounded before anyone parses them (413 past 1 MiB, docs/api.md): a declared length here, a body
+ * without one (chunked, or HTTP/2 without content-length) while it is read (body.ts).
  */
-import { AppError } from "../lib/errors.ts";
 import { errorResponse } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -37,9 +36,10 @@ function isJson(contentType: string | null): boolean {
  * still sending, gets the 413 rather than a reset; past that the answer closes an HTTP/1.1 connection (Bun drops
  * the header over HTTP/2), so Bun does not read and discard a body of any size.
  */
-const DRAINED_BYTES = 8 * MAX_BODY_BYTES;
-const CLOSE = { connection: "close" };
-const TOO_LARGE = `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`;
+export const DRAINED_BYTES = 8 * MAX_BODY_BYTES;
+export const TOO_LARGE = `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`;
+
+export const notJson = () => errorResponse(415, "Request bodies must be application/json.");
 
 export function negotiate(request: Request): Response | undefined {
   const length = request.headers.get("content-length");
@@ -53,29 +53,7 @@ function refusal(request: Request, length: string | null): Response | undefined 
     return errorResponse(406, "Responses are application/json; the Accept header excludes it.");
   }
   if (!hasBody(request, length)) return undefined;
-  if (!isJson(request.headers.get("content-type"))) {
-    return errorResponse(415, "Request bodies must be application/json.");
-  }
+  if (!isJson(request.headers.get("content-type"))) return notJson();
   if (Number(length ?? 0) > MAX_BODY_BYTES) return errorResponse(413, TOO_LARGE);
   return undefined;
-}
-
-/**
- * The request with a body that fails with a 413 past the limit, when its length is not declared; itself otherwise
- * (the length checked by `negotiate`, and held to by Bun's framing). Reading such a body then throws that 413.
- */
-export function boundedBody(request: Request): Request {
-  if (request.headers.get("content-length") !== null || !hasBody(request, null) || !request.body) return request;
-  let read = 0;
-  const body = request.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, out) {
-      read += chunk.byteLength;
-      if (read <= MAX_BODY_BYTES) out.enqueue(chunk);
-      else if (read > DRAINED_BYTES) out.error(new AppError(413, TOO_LARGE, undefined, CLOSE));
-    },
-    flush(out) {
-      if (read > MAX_BODY_BYTES) out.error(new AppError(413, TOO_LARGE));
-    },
-  }));
-  return new Request(request.url, { method: request.method, headers: request.headers, body, duplex: "half" } as RequestInit);
 }

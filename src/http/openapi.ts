@@ -45,7 +45,7 @@ const RATE_LIMIT = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-R
 export type ErrorStatus = 400 | 401 | 403 | 404 | 406 | 409 | 413 | 415 | 422 | 423 | 429 | 500 | 503;
 
 /**
- * What each error status means here (PRODUCT §4). `limited`: it can answer a request whose key was admitted, so it
+ * What each error status means here (docs/api.md). `limited`: it can answer a request whose key was admitted, so it
  * may carry the rate-limit headers; `retryAfter`: whether Retry-After comes with it always or only sometimes.
  */
 const ERRORS: Record<ErrorStatus, { description: string; limited: boolean; retryAfter?: "always" | "sometimes" }> = {
@@ -104,7 +104,10 @@ export function refusals(...statuses: ErrorStatus[]): Json {
   return Object.fromEntries(statuses.map((status) => [status, ref("responses", responseName(status))]));
 }
 
-/** A 200 with an empty body (a DELETE), which no response model can describe, and the route's refusals. */
+/**
+ * A 200 with an empty body (a DELETE), which no response model can describe, and the route's refusals: no
+ * `content`, as the answer carries no Content-Type (app.ts `render`).
+ */
 export function emptyOk(description: string, ...statuses: ErrorStatus[]): Json {
   return { 200: { description }, ...refusals(...statuses) };
 }
@@ -163,7 +166,7 @@ function completeResponses(op: Json, route: Route, keyed: boolean, idempotent: b
   return { ...success, ...Object.fromEntries(errors.map((s) => [s, generated[s] ? own(s) : declared[s] ?? ref("responses", responseName(s as ErrorStatus))])) };
 }
 
-/** SPEC: every endpoint takes `pretty`; the app honours it for every route, declared in its query model or not. */
+/** Every endpoint takes `pretty`; the app honours it for every route, declared in its query model or not. */
 const PRETTY = { name: "pretty", in: "query", required: false, schema: { type: "string", description: "indent the JSON response: `true`, `1` or empty" } };
 
 const IDEMPOTENCY_KEY = {

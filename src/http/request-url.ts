@@ -4,8 +4,8 @@
  * because Bun hands the server a URL it has already normalized (host lowercased, default port dropped, dot
  * segments resolved, fragment dropped), so the pieces are exactly `new URL(url).origin` and `.pathname`;
  * request-url.test.ts holds the two against each other on URLs a real server received.
- * A Host header Bun cannot use leaves the URL relative (`/v1/…`); the server answers those 400 before routing,
- * and here their origin would be empty.
+ * A Host header Bun cannot use leaves the URL relative (`/v1/…`), and a bad port one that does not parse; the
+ * server answers both 400 before routing (server.ts), so every URL here parses.
  */
 export type UrlParts = { origin: string; path: string; search: string };
 

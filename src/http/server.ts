@@ -1,11 +1,10 @@
 /**
  * Bun.serve around the Elysia app: HTTP/1.1 and HTTP/2 on one TLS port by ALPN (or plain HTTP/1.1 and h2c with
- * --no-tls). Paths without /v1 are served as v1 (PRODUCT §4), and hosts too short for Elysia's router are routed
+ * --no-tls). Paths without /v1 are served as v1 (docs/api.md), and hosts too short for Elysia's router are routed
  * under a stand-in origin (request-url.ts), by rewriting the request before routing.
  */
 import type { Server } from "bun";
 import { errorResponse } from "./errors.ts";
-import { boundedBody } from "./negotiation.ts";
 import { readdressed, splitUrl, SHORTEST_ROUTABLE_ORIGIN } from "./request-url.ts";
 import { notReady, READY_PATH } from "./readiness.ts";
 import type { Logger } from "../lib/log.ts";
@@ -43,7 +42,7 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
   return Bun.serve({
     hostname: options.host,
     port: options.port,
-    // Bun answers a body over this itself, without JSON; negotiation.ts bounds bodies (1 MiB) and answers in JSON.
+    // Bun answers a body over this itself, without JSON; the front door bounds bodies (1 MiB) and answers in JSON.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     ...(options.tls ? { tls: options.tls, http2: true } : { http2: true }),
     fetch(request: Request) {
@@ -51,10 +50,11 @@ export function serve(fetch: Fetch, options: ServerOptions): Server<undefined> {
         const detail = "The service is shutting down.";
         return splitUrl(request.url).path === READY_PATH ? notReady(detail) : errorResponse(503, detail, undefined, { "retry-after": "5" });
       }
-      // Bun leaves the URL relative when it cannot use the Host header; routing and links need an absolute one.
-      if (!request.url.includes("://")) return errorResponse(400, "The Host header is not a usable host name.");
+      // Bun leaves the URL relative when it cannot use the Host header, and keeps a port out of range or not a
+      // number (`example.com:65536`) in a URL nothing can parse; links and request copies need one that parses.
+      if (!URL.canParse(request.url)) return errorResponse(400, "The Host header is not a usable host name and port.");
       if (options.ui && isUiPath(request.url)) return options.ui(request);
-      const routed = routable(boundedBody(request));
+      const routed = routable(request);
       if (routed !== request) options.originals?.set(routed, request);
       return fetch(routed);
     },

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { buildApp, type Deps } from "./app.ts";
+import { buildHandler, type Deps } from "./app.ts";
 import { loadConfig } from "../config.ts";
 import { manualClock } from "../lib/clock.ts";
 import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
@@ -14,12 +14,12 @@ import { tempFolder } from "../../test/support/temp.ts";
 
 const KEY = "validation-test-key";
 let store: SqliteStore;
-let app: ReturnType<typeof buildApp>;
+let app: ReturnType<typeof buildHandler>;
 let queue: string;
 
 async function errorsOf(method: string, path: string, body?: string) {
   const headers: Record<string, string> = { "x-api-key": KEY, ...(body === undefined ? {} : { "content-type": "application/json" }) };
-  const res = await app.handle(new Request(`https://fanout.test${path}`, { method, headers, body }));
+  const res = await app(new Request(`https://fanout.test${path}`, { method, headers, body }));
   expect(res.status).toBe(400);
   return ((await res.json()) as { errors?: unknown }).errors;
 }
@@ -28,8 +28,8 @@ beforeAll(async () => {
   store = openSqliteStore(join(tempFolder("fanout-validation-"), "v.db"), { durability: "normal" });
   await createOrganization(store, "com.example.validation", KEY, 0);
   const deps: Deps = { store, config: loadConfig({}, []).config, clock: manualClock(), version: "test", nudge() {}, log: { info() {}, warn() {}, error() {} } };
-  app = buildApp(deps);
-  const res = await app.handle(new Request("https://fanout.test/v1/queues", { method: "POST", headers: { "x-api-key": KEY } }));
+  app = buildHandler(deps);
+  const res = await app(new Request("https://fanout.test/v1/queues", { method: "POST", headers: { "x-api-key": KEY } }));
   queue = ((await res.json()) as { queue: { id: string } }).queue.id;
 });
 afterAll(async () => void (await store.close()));

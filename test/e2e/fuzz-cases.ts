@@ -3,6 +3,8 @@
  * the same run every time. Ids and URLs the server hands out are written as placeholders (`{queue}`, `{notify}`)
  * and filled in when the request is sent.
  */
+import { buildApp } from "../../src/http/app.ts";
+import { loadConfig } from "../../src/config.ts";
 
 /** mulberry32: small, fast, and the same sequence for a seed on every platform. */
 export function random(seed: number): () => number {
@@ -25,6 +27,8 @@ export type Case = {
   key: KeyKind;
   /** HTTP/1.1 only: a Content-Length this many bytes short of the body. */
   shortBy?: number;
+  /** The Host header (HTTP/1.1) or :authority (HTTP/2); the client's own when absent. */
+  host?: string;
 };
 
 /** Methods Bun refuses itself (docs/security.md): no answer over HTTP/1.1, an empty 501 over HTTP/2. */
@@ -49,10 +53,19 @@ const QUERY_NAMES = ["page", "per_page", "limit", "startAfter", "startAfterId", 
 
 const CONTENT_TYPES = ["application/json; charset=utf-8", "APPLICATION/JSON", "text/plain", "application/x-www-form-urlencoded", "application/vnd.api+json", "", "application/json;;;", "multipart/form-data; boundary=x", "application/jsonx"];
 const ACCEPTS = ["application/json", "*/*", "text/html", "application/json;q=0", "", "garbage", "application/*;q=0.5, text/html", "text/*"];
+/** Hosts Bun takes into the URL though no URL parser would (bad ports), and others it cannot use or routes oddly. */
+const BAD_PORT_HOSTS = ["example.com:65536", "example.com:99999", "example.com:-1", "example.com:abc", "[::1]:70000", "example.com:1:2", "[::1"];
+const ODD_HOSTS = [...BAD_PORT_HOSTS, "example.com:", "bücher.de", "a b", "x", "a:1", "[::1]", "api.example.com:8443"];
 const IDEMPOTENCY_KEYS = ["k-1", "k-1", "", "x".repeat(256), "a b", "\tk", "{uuid}"];
 
+/** The app's own route list: a route added to the app is fuzzed (and walked, bodiless.test.ts) without a change here. */
+export function appRoutes(): { method: string; path: string }[] {
+  const app = buildApp({ store: {} as never, config: loadConfig({}, []).config, clock: { now: () => 0 } as never, log: console as never, version: "fuzz", nudge: () => undefined });
+  return app.routes.map((r) => ({ method: r.method, path: r.path }));
+}
+
 /** A body the route takes, to mutate; placeholders are filled when sent. */
-function template(method: string, route: string): Record<string, unknown> {
+export function template(method: string, route: string): Record<string, unknown> {
   if (route.endsWith("/listeners") || route.endsWith("/listeners/:listener_id")) return { name: "l-{n}", notify_url: "{notify}", liveness_url: "{notify}" };
   if (route.endsWith("/messages")) return { name: "m-{n}", data: { n: 1, s: "abc" } };
   if (route.endsWith("/messages/:message_id")) return { name: "m-{n}" };
@@ -129,8 +142,8 @@ const EXTRA_PATHS = ["/", "/v1", "/v1/", "/nope", "/v1/nope", "/v1/queues/{queue
 /**
  * Every route by every method with each kind of key, the unprefixed paths and unknown ones with one key each, rare
  * methods, then each route by its own method many times over with keys that pass the gate, so bodies and queries
- * reach the models and services; all in an order of the seed's, DELETEs last so the resources they remove serve
- * the rest first.
+ * reach the models and services, and once under a Host with a bad port; some requests under odd hosts; all in an
+ * order of the seed's, DELETEs last so the resources they remove serve the rest first.
  */
 export function fuzzCases(seed: number, routes: { method: string; path: string }[]): Case[] {
   const rnd = random(seed);
@@ -147,6 +160,11 @@ export function fuzzCases(seed: number, routes: { method: string; path: string }
   for (const route of routes) {
     for (let i = 0; i < 20; i++) cases.push(one(rnd, route.method, concrete(rnd, route.path), route.path, pick<KeyKind>(["owner", "owner", "owner", "scoped", "other"]), 0.05));
   }
+  // Hosts come from a stream of their own, so the cases above stay what the seed gave before hosts were fuzzed.
+  const hosts = random(seed ^ 0x5bd1e995);
+  const host = <T>(xs: T[]) => xs[Math.floor(hosts() * xs.length)]!;
+  for (const c of cases) if (hosts() < 0.05) c.host = host(ODD_HOSTS);
+  for (const route of routes) cases.push({ ...one(hosts, route.method, concrete(hosts, route.path), route.path, "owner", 0), host: host(BAD_PORT_HOSTS) });
   for (let i = cases.length - 1; i > 0; i--) {
     const j = Math.floor(rnd() * (i + 1));
     [cases[i], cases[j]] = [cases[j]!, cases[i]!];

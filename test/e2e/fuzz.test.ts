@@ -1,9 +1,9 @@
 /**
  * A seeded, deterministic fuzz run over the whole HTTP surface (fuzz-cases.ts): every route of the app by every
  * method with each kind of key, the unprefixed paths, /healthz, the API description and unknown paths, odd query
- * numbers, bodies and headers, over HTTP/1.1 (raw bytes) and HTTP/2. It fails on any 5xx, any request left without
- * an answer that fanout could have answered, and any error whose body is not JSON `{ title, status }` with the
- * HTTP status. Each failure names the seed, its number and the request: `FUZZ_SEED=<seed>` replays a run.
+ * numbers, bodies, headers and hosts (bad ports among them), over HTTP/1.1 (raw bytes) and HTTP/2. It fails on any
+ * 5xx, any request left without an answer that fanout could have answered, and any error whose body is not JSON
+ * `{ title, status }` with the HTTP status. Each failure names the seed, its number and the request: `FUZZ_SEED=<seed>` replays a run.
  * It runs the compiled binary, which is what ships and what differs (a minified Elysia); `npm test` builds it
  * first, a direct run builds it when missing, and `FUZZ_TARGET=source` runs `bun src/main.ts` instead.
  */
@@ -11,19 +11,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "bun";
-import { buildApp } from "../../src/http/app.ts";
-import { loadConfig } from "../../src/config.ts";
 import { PROTOS, ROOT, cli, startFanout, type Fanout, type Proto } from "./harness.ts";
-import { BUN_UNKNOWN_METHODS, fuzzCases, type Case, type KeyKind } from "./fuzz-cases.ts";
+import { BUN_UNKNOWN_METHODS, appRoutes, fuzzCases, type Case, type KeyKind } from "./fuzz-cases.ts";
 import { H1Connection, H2Client, TIMEOUT_MS, requestBytes, type Outcome } from "./raw.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
-
-/** The app's own route list: a route added to the app is fuzzed without a change here. */
-function appRoutes(): { method: string; path: string }[] {
-  const app = buildApp({ store: {} as never, config: loadConfig({}, []).config, clock: { now: () => 0 } as never, log: console as never, version: "fuzz", nudge: () => undefined });
-  return app.routes.map((r) => ({ method: r.method, path: r.path }));
-}
 
 let fanout: Fanout;
 let otherKey: string;
@@ -85,9 +77,9 @@ async function send(proto: Proto, c: Case, world: World, h1: H1Connection, h2: H
   const body = c.body === undefined ? undefined : fill(c.body, world);
   const key = keyOf(c.key, world);
   const headers: [string, string][] = [...c.headers.map(([k, v]) => [k, fill(v, world)] as [string, string]), ...(key ? [["x-api-key", key] as [string, string]] : [])];
-  if (proto === "h2") return h2.send({ ":method": c.method, ":path": target, ...Object.fromEntries(headers) }, body);
+  if (proto === "h2") return h2.send({ ":method": c.method, ":path": target, ...(c.host ? { ":authority": c.host } : {}), ...Object.fromEntries(headers) }, body);
   const length = body === undefined ? 0 : Buffer.byteLength(body) - (c.shortBy ?? 0);
-  const framing: [string, string][] = [["host", "localhost"], ...(body !== undefined || c.method === "PUT" ? [["content-length", String(length)] as [string, string]] : [])];
+  const framing: [string, string][] = [["host", c.host ?? "localhost"], ...(body !== undefined || c.method === "PUT" ? [["content-length", String(length)] as [string, string]] : [])];
   // A body longer than its Content-Length leaves bytes Bun reads as a next request: such a connection is not reused.
   const outcome = await h1.send(requestBytes(c.method, target, [...framing, ...headers], body), c.method === "HEAD");
   if (c.shortBy) h1.close();
@@ -126,7 +118,7 @@ const isJsonError = (o: Outcome) => isJson(o.text) && typeof JSON.parse(o.text).
 function describeCase(seed: number, index: number, proto: Proto, c: Case, o: Outcome | null, why: string): string {
   const body = c.body === undefined ? "" : ` body(${c.body.length}${c.shortBy ? `, length ${c.shortBy} short` : ""}) ${JSON.stringify(c.body.slice(0, 160))}`;
   const answer = o ? ` -> ${o.status || o.ending} ${o.text.slice(0, 200)}` : "";
-  return `seed ${seed} #${index} ${proto}: ${c.method} ${c.target.slice(0, 200)} key=${c.key} headers=${JSON.stringify(c.headers).slice(0, 200)}${body}${answer} :: ${why}`;
+  return `seed ${seed} #${index} ${proto}: ${c.method} ${c.target.slice(0, 200)}${c.host === undefined ? "" : ` host=${JSON.stringify(c.host)}`} key=${c.key} headers=${JSON.stringify(c.headers).slice(0, 200)}${body}${answer} :: ${why}`;
 }
 
 for (const proto of PROTOS) {

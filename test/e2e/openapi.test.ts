@@ -120,6 +120,7 @@ function mismatches(reply: Reply, method: string, template: string): string[] {
   const media = response.content?.["application/json"];
   if (!media) {
     if (reply.text !== "") out.push(`the body should be empty: ${reply.text}`);
+    if (reply.headers.has("content-type")) out.push(`an empty body claims a content type: ${reply.headers.get("content-type")}`);
   } else out.push(...problemsOf(media.schema, reply.body).map((p) => `body: ${p} in ${reply.text.slice(0, 300)}`));
   const headers: Json = response.headers ?? {};
   for (const [name, header] of Object.entries(headers)) {

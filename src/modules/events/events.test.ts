@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { buildApp } from "../../http/app.ts";
+import { buildHandler } from "../../http/app.ts";
 import { loadConfig } from "../../config.ts";
 import { manualClock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
@@ -19,21 +19,21 @@ const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
 let store: SqliteStore;
 let clock: ReturnType<typeof manualClock>;
-let app: ReturnType<typeof buildApp>;
+let app: ReturnType<typeof buildHandler>;
 
 beforeEach(async () => {
   store = openSqliteStore(join(tempFolder("fanout-events-"), "events.db"), { durability: "normal" });
   clock = manualClock();
   await createOrganization(store, "com.example.events", KEY, clock.now());
   const { config } = loadConfig({}, []);
-  app = buildApp({ store, config, clock, log: quiet, version: "test", nudge: () => {} });
+  app = buildHandler({ store, config, clock, log: quiet, version: "test", nudge: () => {} });
 });
 afterEach(async () => store.close());
 
 const call = async (method: string, path: string, body?: unknown) => {
   const headers: Record<string, string> = { "x-api-key": KEY, accept: "application/json" };
   if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+  const response = await app(new Request(`http://localhost${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
   return { status: response.status, body: await response.json() };
 };
 const types = async () => ((await call("GET", "/v1/events")).body as { events: { type: string }[] }).events.map((e) => e.type);
