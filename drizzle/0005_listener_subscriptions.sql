@@ -15,4 +15,5 @@ ALTER TABLE `listeners` ADD `rate_limit` integer;--> statement-breakpoint
 ALTER TABLE `listeners` ADD `concurrency` integer;--> statement-breakpoint
 ALTER TABLE `listeners` ADD `ordering` text DEFAULT 'unordered' NOT NULL;--> statement-breakpoint
 CREATE INDEX `listeners_filtered` ON `listeners` (`queue_id`) WHERE filter IS NOT NULL;--> statement-breakpoint
+ALTER TABLE `messages` ADD `only_listener` integer;--> statement-breakpoint
 ALTER TABLE `orgs` ADD `events_queue_id` text;

@@ -225,7 +225,14 @@ export interface ListenerStore {
  * `value`: the data as parsed from the request, when the caller has it, so a filter need not parse `data` again;
  * without it the store parses the text.
  */
-export type PublishInput = { name: string | null; data: string; schemaId?: string | null; value?: unknown };
+export type PublishInput = {
+  name: string | null;
+  data: string;
+  schemaId?: string | null;
+  value?: unknown;
+  /** A message for this listener of the queue only, whatever its filter (a test message); 404 for another id. */
+  listenerId?: string;
+};
 export type MessageFilter = { queueId?: string; visible: Visible };
 
 export interface MessageStore {

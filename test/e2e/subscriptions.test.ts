@@ -173,3 +173,27 @@ describe("operational messages", () => {
     expect(about).toEqual([queue, queue]);
   });
 });
+
+describe("test messages", () => {
+  test("POST …/test sends one signed fanout.test message to that listener alone, logged like any delivery", async () => {
+    const [target, other] = [await receivers.start(), await receivers.start()];
+    const queue = await api.queue();
+    const l = await api.call("POST", `/v1/queues/${queue}/listeners`, {
+      name: "target", notify_url: target.notifyUrl, liveness_url: target.livenessUrl, filter: { names: ["never.sent"] },
+    });
+    await api.listener(queue, "other", other);
+    const reply = await fanout.call("h1", "POST", `/v1/queues/${queue}/listeners/${l.listener.id}/test`);
+    expect(reply.status).toBe(202);
+    expect(reply.body.message.name).toBe("fanout.test");
+    const [got] = await target.waitForDeliveries(1);
+    const payload = new Webhook(l.secret).verify(got!.body, got!.headers) as any;
+    expect(payload).toMatchObject({ id: reply.body.message.id, name: "fanout.test", data: { test: true, listener: { id: l.listener.id, name: "target" } } });
+    await api.settled(queue, reply.body.message.id, l.listener.id, "acknowledged");
+    expect((await api.attempts(queue, reply.body.message.id)).map((a: any) => [a.listener.id, a.status_code])).toEqual([[l.listener.id, 200]]);
+    expect((await api.message(queue, reply.body.message.id)).deliveries.map((d: any) => d.listener.id)).toEqual([l.listener.id]);
+    expect(other.deliveries()).toEqual([]);
+    expect((await fanout.call("h1", "POST", `/v1/queues/${queue}/listeners/lst_none/test`)).status).toBe(404);
+    const reader = await api.call("POST", "/v1/api_keys", { name: "tester-reader", scopes: [{ resource: "listeners", access: "read", targets: ["*"] }] });
+    expect((await fanout.call("h1", "POST", `/v1/queues/${queue}/listeners/${l.listener.id}/test`, { key: reader.api_key })).status).toBe(403);
+  });
+});

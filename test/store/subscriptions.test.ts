@@ -99,6 +99,16 @@ for (const backend of storeBackends()) {
       expect((await claim()).map((c) => c.listener.id)).toEqual([all.id]);
     });
 
+    test("a message for one listener goes to it alone, whatever its filter", async () => {
+      const a = await listener("a", { filter: { names: ["never"] } });
+      await listener("b");
+      const m = await store.messages.publish(org, queue.id, { name: "fanout.test", data: "{}", listenerId: a.id }, clock.now(), actor);
+      expect((await store.messages.deliveries(org, queue.id, m.id)).map((d) => d.listenerId)).toEqual([a.id]);
+      expect(await routes([m.id])).toEqual([[a.id]]);
+      await expect(store.messages.publish(org, queue.id, { name: "fanout.test", data: "{}", listenerId: "lst_none" }, clock.now(), actor))
+        .rejects.toMatchObject({ status: 404 });
+    });
+
     test("headers travel with each claimed delivery and probe; settings read back as saved", async () => {
       const l = await listener("h", { headers: { Authorization: "Bearer t0ken" }, rateLimit: 20, concurrency: 4, ordering: "unordered" });
       expect(l).toMatchObject({ headers: { Authorization: "Bearer t0ken" }, rateLimit: 20, concurrency: 4, ordering: "unordered", filter: null });

@@ -111,6 +111,8 @@ export const ListenerFull = t.Object({
   ordering: Ordering,
 });
 
+export const TestMessageResponse = t.Object({ message: ListenerRef, _links: Links }, { description: "the test message, whose deliveries and attempts GET …/messages/{m} shows" });
+
 export const FilterTestBody = t.Object(
   {
     filter: Filter,

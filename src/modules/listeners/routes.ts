@@ -106,6 +106,22 @@ function replayRoutes(deps: Deps) {
   return moduleRoutes("listeners")
     .use(apiContext(deps))
     .post(
+      "/queues/:queue_id/listeners/:listener_id/test",
+      async ({ auth, params, origin, now, set }) => {
+        const message = await service.sendTestMessage(deps, auth, params.queue_id, params.listener_id, now);
+        set.status = 202;
+        const listener = listenerPath(params.queue_id, params.listener_id);
+        return {
+          message: { id: message.id, name: message.name },
+          _links: { self: link(origin, `${listener}/test`), listener: link(origin, listener), message: link(origin, `/queues/${params.queue_id}/messages/${message.id}`) },
+        };
+      },
+      {
+        params: m.ListenerParams, query: Pretty, response: { 202: m.TestMessageResponse },
+        detail: { summary: "Send a signed test message (`fanout.test`) to this listener only; its attempts are logged like any delivery's", tags },
+      },
+    )
+    .post(
       "/queues/:queue_id/listeners/:listener_id/replay",
       async ({ auth, params, body, origin, now, set }) => {
         const replayed = await service.replay(deps, auth, params.queue_id, params.listener_id, body, now);

@@ -148,3 +148,22 @@ export async function rotateListenerSecret(deps: Deps, auth: Auth, queueId: stri
   requireScope(auth.key, "listeners", "write", [queueId, id]);
   return deps.store.listeners.rotateSecret(auth.orgId, queueId, id, newSecret(), now + ROTATION_GRACE_MS, now, auth.actor);
 }
+
+/**
+ * A signed test message named `fanout.test` to this listener only, whatever its filter: it is stored in the queue
+ * and its attempts are logged like any delivery's, so a receiver can be checked end to end.
+ */
+export async function sendTestMessage(deps: Deps, auth: Auth, queueId: string, id: string, now: number) {
+  requireScope(auth.key, "listeners", "write", [queueId, id]);
+  const listener = await deps.store.listeners.get(auth.orgId, queueId, id);
+  const data = JSON.stringify({ test: true, listener: { id: listener.id, name: listener.name }, sent_at: now });
+  const message = await deps.store.messages.publish(auth.orgId, queueId, { name: TEST_MESSAGE, data, listenerId: id }, now, auth.actor);
+  try {
+    deps.nudge();
+  } catch (e) {
+    deps.log.warn("could not nudge the delivery worker", { error: String(e) }); // its polling finds the message
+  }
+  return message;
+}
+
+export const TEST_MESSAGE = "fanout.test";

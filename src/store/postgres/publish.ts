@@ -44,14 +44,15 @@ export const PUBLISH_SQL = `
 WITH input AS (
   SELECT * FROM json_to_recordset($1::text::json)
     AS t(ord int, id text, org_id text, queue_id text, name text, data text, created_at int8, schema_id text,
-      check_schema bool, key_id text, key_name text, event_tail text, idem_key text, idem_fingerprint text, matched jsonb)
+      check_schema bool, key_id text, key_name text, event_tail text, idem_key text, idem_fingerprint text, matched jsonb,
+      only_listener text)
 ),
 considered AS (SELECT * FROM json_to_recordset($3::text::json) AS t(seq int8, rev int8)),
 q AS (
   SELECT id, org_id, name, schema_id FROM queues WHERE id IN (SELECT queue_id FROM input) ORDER BY id FOR SHARE
 ),
 l AS (
-  SELECT seq, queue_id, filter IS NOT NULL AS filtered, filter_rev FROM listeners WHERE queue_id IN (SELECT id FROM q)
+  SELECT seq, id, queue_id, filter IS NOT NULL AS filtered, filter_rev FROM listeners WHERE queue_id IN (SELECT id FROM q)
   ORDER BY seq FOR KEY SHARE
 ),
 stale AS (
@@ -62,6 +63,7 @@ ok AS (
   SELECT i.*, q.name AS queue_name, row_number() OVER (PARTITION BY i.org_id ORDER BY i.ord) AS n_in_org
   FROM input i JOIN q ON q.id = i.queue_id AND q.org_id = i.org_id
   WHERE (NOT i.check_schema OR q.schema_id IS NOT DISTINCT FROM i.schema_id) AND i.queue_id NOT IN (SELECT queue_id FROM stale)
+    AND (i.only_listener IS NULL OR EXISTS (SELECT 1 FROM l WHERE l.id = i.only_listener AND l.queue_id = i.queue_id))
 ),
 m AS (
   INSERT INTO messages (id, org_id, queue_id, name, data, created_at)
@@ -72,7 +74,7 @@ d AS (
   INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
   SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
   FROM m JOIN l ON l.queue_id = m.queue_id JOIN ok ON ok.id = m.id
-  WHERE NOT l.filtered OR ok.matched @> to_jsonb(l.seq)
+  WHERE CASE WHEN ok.only_listener IS NOT NULL THEN l.id = ok.only_listener ELSE NOT l.filtered OR ok.matched @> to_jsonb(l.seq) END
   RETURNING 1
 ),
 per_org AS (
@@ -98,11 +100,12 @@ e AS (
   FROM ok JOIN k ON k.org_id = ok.org_id JOIN per_org p ON p.org_id = ok.org_id
 )
 SELECT i.ord, q.id IS NOT NULL AS found, ok.ord IS NOT NULL AS stored, i.queue_id IN (SELECT queue_id FROM stale) AS stale,
+  i.only_listener IS NULL OR EXISTS (SELECT 1 FROM l WHERE l.id = i.only_listener AND l.queue_id = i.queue_id) AS listener_found,
   (SELECT count(*) FROM (SELECT pg_notify('${WAKE_CHANNEL}', $2) FROM (SELECT 1 FROM d LIMIT 1) x) n) AS notified
 FROM input i LEFT JOIN q ON q.id = i.queue_id AND q.org_id = i.org_id LEFT JOIN ok ON ok.ord = i.ord
 ORDER BY i.ord`;
 
-type Outcome = { ord: number; found: boolean; stored: boolean; stale: boolean };
+type Outcome = { ord: number; found: boolean; stored: boolean; stale: boolean; listener_found: boolean };
 
 /** The request's Idempotency-Key, unless an earlier write of the request recorded it (idempotency.ts). */
 const unclaimed = (p: Publish) => {
@@ -124,6 +127,7 @@ export async function publishBatch(client: SQL, batch: Publish[], instance: stri
     ...unclaimed(p),
     event_tail: randomEventTail(),
     matched: routes[i]!.matched,
+    only_listener: p.listenerId === undefined ? null : lookupId(p.listenerId),
   }));
   const considered = routes.flatMap((r) => r.considered);
   const rows: Outcome[] = await client.unsafe(PUBLISH_SQL, [JSON.stringify(input), instance, JSON.stringify(considered)]);
@@ -131,6 +135,7 @@ export async function publishBatch(client: SQL, batch: Publish[], instance: stri
     const p = batch[r.ord]!;
     if (!r.found) return notFound("The queue");
     if (r.stale) return new FiltersChanged();
+    if (!r.listener_found) return notFound("The listener");
     if (!r.stored) return new SchemaChanged();
     if (p.actor.idempotency) p.actor.idempotency.claimed = true;
     return { id: ids[r.ord]!, orgId: p.orgId, queueId: p.queueId, name: p.name, createdAt: p.now };

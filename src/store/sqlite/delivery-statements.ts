@@ -27,7 +27,8 @@ export const SQL = {
   fanOut: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
     SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
     FROM messages m JOIN listeners l ON l.queue_id = m.queue_id AND l.from_seq < m.seq
-    WHERE m.seq > $cursor AND m.seq <= $upTo AND l.seq NOT IN (SELECT value FROM json_each($filtered))`,
+    WHERE m.seq > $cursor AND m.seq <= $upTo AND l.seq NOT IN (SELECT value FROM json_each($filtered))
+      AND (m.only_listener IS NULL OR m.only_listener = l.seq)`,
   // The [message seq, listener seq] pairs a filter took; a message or listener deleted since is skipped.
   fanOutPairs: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
     SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
@@ -40,7 +41,7 @@ export const SQL = {
     UNION SELECT seq, queue_id, from_seq, filter FROM listeners WHERE seq IN (SELECT listener_seq FROM listener_filters)`,
   filterHistory: `SELECT listener_seq AS listenerSeq, upto_seq AS uptoSeq, filter FROM listener_filters
     WHERE upto_seq > $cursor ORDER BY listener_seq, upto_seq`,
-  sliceMessages: `SELECT seq, queue_id AS queueId, name, data FROM messages
+  sliceMessages: `SELECT seq, queue_id AS queueId, name, data, only_listener AS onlyListener FROM messages
     WHERE queue_id IN (SELECT value FROM json_each($queues)) AND seq > $cursor AND seq <= $upTo`,
   pruneFilters: `DELETE FROM listener_filters WHERE upto_seq <= $upTo`,
   // What a usage event the worker records names (delivery-events.ts).

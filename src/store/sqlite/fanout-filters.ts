@@ -15,7 +15,7 @@ export type FanoutPlan = { cursor: number; upTo: number; top: number; filtered: 
 
 type FilteredListener = { seq: number; queueId: string; fromSeq: number; filter: string | null };
 type HistoryRow = { listenerSeq: number; uptoSeq: number; filter: string | null };
-type SliceMessage = { seq: number; queueId: string; name: string | null; data: string };
+type SliceMessage = { seq: number; queueId: string; name: string | null; data: string; onlyListener: number | null };
 /** A filter as the fan-out uses it: null takes every message, REFUSED none. */
 type Verdict = CompiledFilter | null | typeof REFUSED;
 const REFUSED = Symbol("a stored filter that no longer compiles");
@@ -53,8 +53,14 @@ export class FanoutPlanner {
     const pairs: [number, number][] = [];
     // One message at a time: a slice's data may be large, and only the pairs are kept.
     for (const m of s.sliceMessages.iterate({ queues: JSON.stringify([...byQueue.keys()]), cursor, upTo }) as IterableIterator<SliceMessage>) {
+      // A message for one listener (a test message) goes to it whatever its filter, and to no other.
+      const judges = (byQueue.get(m.queueId) ?? []).filter((j) => m.onlyListener === null || m.onlyListener === j.seq);
+      if (m.onlyListener !== null) {
+        for (const j of judges) pairs.push([m.seq, j.seq]);
+        continue;
+      }
       const subject = filterSubject(m.name, m.data);
-      for (const j of byQueue.get(m.queueId) ?? []) {
+      for (const j of judges) {
         if (j.fromSeq >= m.seq) continue; // created after the message's publish
         const filter = filterAt(j, m.seq);
         if (filter === null || (filter !== REFUSED && matches(filter, subject))) pairs.push([m.seq, j.seq]);

@@ -110,6 +110,8 @@ export const messages = sqliteTable(
     queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
     name: text("name"),
     data: text("data").notNull(),
+    // A message for one listener of the queue only (a test message): its seq. The fan-out reads it (fanout.ts).
+    onlyListener: integer("only_listener"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("messages_queue").on(t.queueId, t.seq), index("messages_org").on(t.orgId, t.seq)],
