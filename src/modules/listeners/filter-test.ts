@@ -20,6 +20,8 @@ export async function testFilter(deps: Deps, auth: Auth, queueId: string, body: 
   const compiled = compileFilter(body.filter, "/filter");
   if (!compiled.ok) throw unprocessable("The filter is not valid.", compiled.errors);
   if (body.message) return { matches: matches(compiled.filter, subjectOf(body.message.name ?? null, body.message.data ?? null)) };
+  // Counting matches tells what the stored messages hold: that takes leave to read them.
+  requireScope(auth.key, "messages", "read", [queueId]);
   const { total } = await deps.store.messages.list(auth.orgId, { queueId, visible: "all" }, { offset: 0, limit: 1 });
   const offset = Math.max(0, total - FILTER_TEST_MESSAGES);
   const { items } = await deps.store.messages.list(auth.orgId, { queueId, visible: "all" }, { offset, limit: FILTER_TEST_MESSAGES });
