@@ -1,4 +1,5 @@
 /** One listener: liveness, pause state, counters and missed messages, with pause/resume, replay and delete. */
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { call, enc } from "../lib/api.ts";
 import { count, plural } from "../lib/format.ts";
@@ -22,8 +23,10 @@ export type Listener = {
 };
 
 type CardProps = { queue: Queue; listener: Listener; onChange: () => void };
+/** `manage` false hides the actions (a view-only portal); `children` go below them (the portal's panels). */
+type CardOptions = { manage?: boolean; children?: ComponentChildren };
 
-export function ListenerCard({ queue, listener: l, onChange }: CardProps) {
+export function ListenerCard({ queue, listener: l, onChange, manage = true, children }: CardProps & CardOptions) {
   const paused = l.enabled === false;
   return (
     <article class={`card listener ${paused ? "listener-paused" : ""}`} data-listener={l.name}>
@@ -47,7 +50,8 @@ export function ListenerCard({ queue, listener: l, onChange }: CardProps) {
       </dl>
       <Stats listener={l} />
       <Missed queue={queue} listener={l} />
-      <Actions queue={queue} listener={l} onChange={onChange} />
+      {manage && <Actions queue={queue} listener={l} onChange={onChange} />}
+      {children}
     </article>
   );
 }

@@ -36,7 +36,7 @@ export function ListenersTab({ queue }: { queue: Queue }) {
   );
 }
 
-function AddListener({ queue, onAdded }: { queue: Queue; onAdded: () => void }) {
+export function AddListener({ queue, onAdded }: { queue: Queue; onAdded: () => void }) {
   const [form, setForm] = useState({ name: "", notify_url: "", liveness_url: "" });
   const action = useAction();
   const [secret, setSecret] = useState<{ name: string; id: string; secret: string } | null>(null);
