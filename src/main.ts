@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from "./config.ts";
 import { HELP_TEXT } from "./help.ts";
 import { runServe } from "./serve.ts";
 import { runCommand } from "./commands.ts";
-import { VERSION } from "./version.ts";
+import { fullVersion } from "./version.ts";
 import { DatabaseUnreachable } from "./store/postgres/client.ts";
 import { completionScript } from "./completion.ts";
 
@@ -14,7 +14,7 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
   try {
     const { command, config } = loadConfig(env, argv);
     if (command.name === "help") return console.log(HELP_TEXT), 0;
-    if (command.name === "version") return console.log(`fanout ${VERSION}`), 0;
+    if (command.name === "version") return console.log(`fanout ${fullVersion()}`), 0;
     if (command.name === "completion") return console.log(completionScript(command.shell).trimEnd()), 0;
     if (command.name === "serve") return await runServe(config);
     return await runCommand(command, config, { out: (line) => console.log(line) });

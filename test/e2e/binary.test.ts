@@ -3,6 +3,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "bun";
+import pkg from "../../package.json" with { type: "json" };
+import { isCommit } from "../support/git.ts";
 import { PROTOS, ROOT, startFanout, tempDir, type Fanout } from "./harness.ts";
 import { scrape } from "./prometheus.ts";
 
@@ -19,9 +21,12 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => void (await fanout?.stop()));
 
-test("the binary alone prints its version", async () => {
-  const out = await $`${binary} version`.text();
-  expect(out.trim()).toMatch(/^fanout \d+\.\d+\.\d+$/);
+test("the binary alone, with no git to ask, names the commit of this repository it was built from", async () => {
+  const alone = tempDir("fanout-nogit-");
+  const out = await $`${binary} version`.cwd(alone).env({ PATH: alone }).text();
+  const [, version, commit] = out.match(/^fanout (\d+\.\d+\.\d+) \(([0-9a-f]{7,})(?:-dirty)?\)\n$/) ?? [];
+  expect({ out, version }).toEqual({ out, version: pkg.version });
+  expect({ commit, known: isCommit(commit!) }).toEqual({ commit, known: true });
 });
 
 test("the binary serves /metrics with prom-client's process figures", async () => {
