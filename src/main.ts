@@ -8,6 +8,7 @@ import { runServe } from "./serve.ts";
 import { runCommand } from "./commands.ts";
 import { fullVersion } from "./version.ts";
 import { DatabaseUnreachable } from "./store/postgres/client.ts";
+import { DatabaseTooNew } from "./store/newer-database.ts";
 import { completionScript } from "./completion.ts";
 
 async function main(argv: string[], env: Record<string, string | undefined>): Promise<number> {
@@ -19,8 +20,9 @@ async function main(argv: string[], env: Record<string, string | undefined>): Pr
     if (command.name === "serve") return await runServe(config);
     return await runCommand(command, config, { out: (line) => console.log(line) });
   } catch (e) {
-    // A database named by --db that cannot be used at start is a configuration to fix, like a malformed one.
-    if (e instanceof ConfigError || e instanceof DatabaseUnreachable) {
+    // A database named by --db that cannot be used at start (unreachable, or migrated by a newer fanout) is a
+    // configuration to fix, like a malformed one: restarting cannot help.
+    if (e instanceof ConfigError || e instanceof DatabaseUnreachable || e instanceof DatabaseTooNew) {
       console.error(`fanout: ${e.message}`);
       return 2;
     }

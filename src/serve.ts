@@ -22,8 +22,9 @@ import { buildCommit, fullVersion, VERSION } from "./version.ts";
 export async function runServe(config: Config): Promise<number> {
   const log = consoleLogger({ format: config.logFormat });
   const events = new LogEvents(log);
-  warnOnLowFileLimit(log);
+  // The database first: a database this fanout must refuse is refused with one line, and nothing before it.
   const served = await openServedStore(config, log, events);
+  warnOnLowFileLimit(log);
   const { store, location, description, tls: keep, delivery: reach } = served;
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, keep.dbPath, keep.temporary);
