@@ -5,7 +5,7 @@ import net from "node:net";
 import { TLS_CERT, TLS_KEY } from "./testing/certificate";
 import { SocketPool } from "./http1/client";
 import { isAllowedAddress, makeTargetPolicy, resolveTarget, send, type Resolver, type SendResult } from "./egress";
-import { waitFor } from "../../test/e2e/harness.ts";
+import { waitFor } from "../../test/support/wait.ts";
 
 
 type Seen = { method: string; path: string; host: string; headers: http.IncomingHttpHeaders; body: string };

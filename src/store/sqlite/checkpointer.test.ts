@@ -7,7 +7,7 @@ import { walBytes } from "./checkpoints.ts";
 import { startCheckpointThread } from "./checkpointer.ts";
 import { LockSignal } from "./lock-signal.ts";
 import { openSqliteStore } from "./index.ts";
-import { waitFor } from "../../../test/e2e/harness.ts";
+import { waitFor } from "../../../test/support/wait.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-checkpointer-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

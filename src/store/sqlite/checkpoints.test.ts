@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "./db.ts";
 import { startCheckpoints, walBytes, walLog } from "./checkpoints.ts";
-import { waitFor } from "../../../test/e2e/harness.ts";
+import { waitFor } from "../../../test/support/wait.ts";
 import { mountTmpfs } from "../../../test/tmpfs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-checkpoints-"));

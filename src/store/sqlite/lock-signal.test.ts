@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LockSignal } from "./lock-signal.ts";
-import { waitFor } from "../../../test/e2e/harness.ts";
+import { waitFor } from "../../../test/support/wait.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-signal-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
