@@ -101,7 +101,8 @@ function openStore(m: StartMessage): DeliveryStore {
 async function start(m: StartMessage): Promise<void> {
   const { config } = m;
   const store = openStore(m);
-  pool = new SocketPool(config.listenerConcurrency);
+  // Idle connections in all: as many as the worker can have in flight, so its sockets stay within twice that.
+  pool = new SocketPool({ maxIdlePerKey: config.listenerConcurrency, maxIdle: config.deliveryConcurrency + PROBE_CONCURRENCY });
   const request = { policy: makeTargetPolicy(config.allowTargets), pool };
   const now = systemClock.now;
   outage = new Outage({

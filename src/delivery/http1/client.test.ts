@@ -191,6 +191,30 @@ describe("send over plain HTTP (http1 client)", () => {
     await waitFor(() => r.closed() === 4);
   });
 
+  test("idle connections are bounded in all, across listeners: the least recently used one is closed", async () => {
+    const r = rawReceiver((s) => s.write("HTTP/1.1 204 No Content\r\n\r\n"));
+    const pool = new SocketPool({ maxIdlePerKey: 4, maxIdle: 3 });
+    cleanups.push(() => pool.destroy());
+    const to = (key: string) => post(r.port, pool, { poolKey: key });
+    for (const key of ["a", "b", "c", "d", "e"]) {
+      expect(status(await to(key)).status).toBe(204);
+      expect(pool.idleCount).toBeLessThanOrEqual(3);
+    }
+    // a and b were closed to make room; c is used again, so d is now the least recently used.
+    await waitFor(() => r.closed() === 2);
+    await to("c");
+    expect(r.connections()).toBe(5);
+    await to("a");
+    expect(r.connections()).toBe(6);
+    await waitFor(() => r.closed() === 3);
+    await to("c");
+    await to("e");
+    expect(r.connections()).toBe(6);
+    await to("d");
+    expect(r.connections()).toBe(7);
+    expect(pool.idleCount).toBe(3);
+  });
+
   test("concurrent requests of one listener each get a connection; all come back to the pool", async () => {
     const r = rawReceiver((s) => setTimeout(() => s.write("HTTP/1.1 204 No Content\r\n\r\n"), 10));
     const pool = newPool();
