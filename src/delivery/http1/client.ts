@@ -1,9 +1,9 @@
 /**
  * The HTTP client of every delivery and liveness request: HTTP/1.1 written, and its answer read, on a
  * Bun.connect socket on the worker's own event loop, over TCP or TLS. Bun's fetch hands each request to its
- * HTTP client thread and back, at about three times the CPU per request, on a thread that competes for the cores
- * with the API thread; node:https costs more still (docs/performance.md). No library fills this in Bun (undici is
- * its fetch), so this file is the smallest client the delivery contract needs:
+ * HTTP client thread and back, at several times the CPU per request, on a thread that competes for the cores
+ * with the API thread; node:https costs more still (figures: docs/performance.md). No library fills this in Bun
+ * (undici is its fetch), so this file is the smallest client the delivery contract needs:
  * - the socket goes to the checked address only (the SSRF pin); the Host header keeps the URL's name and port;
  *   over TLS the certificate must be valid for the URL's name (or literal address), checked in the handshake
  *   before a byte of the request is written;
