@@ -119,6 +119,19 @@ describe("send over plain HTTP (http1 client)", () => {
     expect(r.connections()).toBe(3);
   });
 
+  test("an answer with Content-Length and Transfer-Encoding is read as chunked and its connection closed", async () => {
+    const r = rawReceiver((s, _req, i) => {
+      if (i === 0) s.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+      else s.write("HTTP/1.1 200 OK\r\nConnection: keep-alive-not-close\r\nContent-Length: 2\r\n\r\nok");
+    });
+    const pool = newPool();
+    expect(status(await post(r.port, pool))).toMatchObject({ status: 200, bodySnippet: "hello" });
+    await waitFor(() => r.closed() === 1);
+    // A Connection token that merely contains "close" keeps the connection.
+    for (let i = 0; i < 2; i++) expect(status(await post(r.port, pool)).bodySnippet).toBe("ok");
+    expect(r.connections()).toBe(2);
+  });
+
   test("an answer without a length is read until the close", async () => {
     const r = rawReceiver((s) => {
       s.write("HTTP/1.1 200 OK\r\n\r\nuntil ");
