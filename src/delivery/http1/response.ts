@@ -49,8 +49,9 @@ export class ResponseReader {
     this.input = this.input.length === 0 ? chunk : Buffer.concat([this.input, chunk]);
     while (!this.head) {
       const end = this.input.indexOf(CRLF2, Math.max(0, this.scanned - 3));
-      checkLineEnds(this.input, Math.max(0, this.scanned - 1), end < 0 ? this.input.length : end + 4);
       if (end < 0) {
+        // A head ended by bare LFs never shows CRLF CRLF: refused now rather than waited on until the timeout.
+        checkLineEnds(this.input, Math.max(0, this.scanned - 1));
         if (this.input.length > MAX_HEAD_BYTES) throw new Error("response head too large");
         this.scanned = this.input.length;
         return null;
@@ -145,36 +146,48 @@ export class ResponseReader {
 
 /**
  * Lines of a head end in CRLF. A lone CR or LF is refused rather than read one way here and another by the server
- * (RFC 9112 §2.2 allows either); `from` is where the previous scan stopped, less the byte a CR waits after.
+ * (RFC 9112 §2.2 allows either). `from` is where the previous look stopped, less the byte a CR waits after.
  */
-function checkLineEnds(input: Buffer, from: number, to: number): void {
-  for (let i = input.indexOf(CR, from); i >= 0 && i < to; i = input.indexOf(CR, i + 1)) {
+function checkLineEnds(input: Buffer, from: number): void {
+  for (let i = input.indexOf(CR, from); i >= 0; i = input.indexOf(CR, i + 1)) {
     if (i + 1 < input.length && input[i + 1] !== LF) throw new Error("malformed response head: bare CR");
   }
-  for (let i = input.indexOf(LF, from); i >= 0 && i < to; i = input.indexOf(LF, i + 1)) {
+  for (let i = input.indexOf(LF, from); i >= 0; i = input.indexOf(LF, i + 1)) {
     if (i === 0 || input[i - 1] !== CR) throw new Error("malformed response head: bare LF");
   }
 }
 
+const BARE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const OWS = /^[ \t]+|[ \t]+$/g;
+const DIGITS = /^\d+$/;
+
+/** Without the spaces and tabs around it (String#trim would strip other characters too). */
+function trimOws(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && (s.charCodeAt(start) === 32 || s.charCodeAt(start) === 9)) start++;
+  while (end > start && (s.charCodeAt(end - 1) === 32 || s.charCodeAt(end - 1) === 9)) end--;
+  return start === 0 && end === s.length ? s : s.slice(start, end);
+}
 
 /** A list-valued field's elements, lowercased, empty ones dropped (RFC 9110 §5.6.1). */
-const elements = (values: string[] | undefined) =>
-  (values ?? []).flatMap((v) => v.split(",")).map((e) => e.replace(OWS, "").toLowerCase()).filter((e) => e !== "");
+const elements = (values: string[] | undefined): string[] => !values ? [] :
+  values.flatMap((v) => v.split(",")).map((e) => trimOws(e).toLowerCase()).filter((e) => e !== "");
 
-export function parseHead(text: string): Head {
+/** A head without its blank line: the status, and how its body is framed (the file's opening comment). */
+function parseHead(text: string): Head {
+  const bare = BARE_CR_OR_LF.exec(text);
+  if (bare) throw new Error(`malformed response head: bare ${bare[0] === "\r" ? "CR" : "LF"}`);
   const lines = text.split("\r\n");
   const m = /^HTTP\/1\.(\d) ([1-9]\d\d)(?: |$)/.exec(lines[0]!);
   if (!m) throw new Error("malformed response status line");
   const http10 = m[1] === "0";
   const status = Number(m[2]);
   const fields = headerFields(lines);
-  const te = fields.get("transfer-encoding");
-  const cl = fields.get("content-length");
+  const { te, cl } = fields;
   const length = cl ? contentLength(cl) : null;
-  const connection = elements(fields.get("connection"));
-  const retryAfter = fields.get("retry-after")?.at(-1) ?? null;
+  const connection = elements(fields.connection);
+  const retryAfter = fields.retryAfter?.at(-1) ?? null;
   let body: Body;
   // Framing the server may have meant differently from us: read this answer, then drop the connection.
   let suspect = false;
@@ -193,39 +206,52 @@ export function parseHead(text: string): Head {
   return { status, retryAfter, keepAlive: persistent && !suspect && body.kind !== "close", body };
 }
 
-/** Fields by lowercased name, each with its values in order; obs-fold lines are joined to the field above with SP. */
-function headerFields(lines: string[]): Map<string, string[]> {
-  const fields = new Map<string, string[]>();
-  let last: string[] | null = null;
+/** The fields that framing, reuse and retries depend on; the others are only checked to be `name: value`. */
+type Fields = { te?: string[]; cl?: string[]; connection?: string[]; retryAfter?: string[] };
+
+/** Kept fields, each with its values in order; an obs-fold line joins the value above with SP. */
+function headerFields(lines: string[]): Fields {
+  const fields: Fields = {};
+  let last: string[] | null | undefined; // the values of the field above; null when it is not kept
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     if (line[0] === " " || line[0] === "\t") {
-      if (!last) throw new Error("malformed response header");
-      last[last.length - 1] = `${last[last.length - 1]} ${line.replace(OWS, "")}`.replace(OWS, "");
+      if (last === undefined) throw new Error("malformed response header");
+      if (last) last[last.length - 1] = trimOws(`${last[last.length - 1]} ${trimOws(line)}`);
       continue;
     }
     const colon = line.indexOf(":");
     const name = line.slice(0, colon);
     if (colon <= 0 || !TOKEN.test(name)) throw new Error("malformed response header");
-    const key = name.toLowerCase();
-    last = fields.get(key) ?? [];
-    last.push(line.slice(colon + 1).replace(OWS, ""));
-    fields.set(key, last);
+    const field = keptField(name);
+    if (!field) {
+      last = null;
+      continue;
+    }
+    last = fields[field] ??= [];
+    last.push(trimOws(line.slice(colon + 1)));
   }
   return fields;
 }
 
+/** Which kept field `name` is, if any; most names are told apart by their length alone. */
+function keptField(name: string): keyof Fields | null {
+  const kept = KEPT_BY_LENGTH[name.length];
+  return kept && name.toLowerCase() === kept[0] ? kept[1] : null;
+}
+const KEPT_BY_LENGTH: Record<number, [string, keyof Fields]> = {
+  17: ["transfer-encoding", "te"], 14: ["content-length", "cl"], 10: ["connection", "connection"], 11: ["retry-after", "retryAfter"],
+};
+
 /** One length, however often repeated ("5, 5" is 5); anything else is an error, never a guess. */
 function contentLength(values: string[]): number {
-  const parts = values.flatMap((v) => v.split(",")).map((p) => p.replace(OWS, ""));
-  const first = parts[0]!;
-  const length = Number(first);
-  if (!parts.every((p) => /^\d+$/.test(p) && Number(p) === length) || !Number.isSafeInteger(length)) {
+  const parts = values.length === 1 && !values[0]!.includes(",") ? values : values.flatMap((v) => v.split(",")).map(trimOws);
+  const length = Number(parts[0]);
+  if (!parts.every((p) => DIGITS.test(p) && Number(p) === length) || !Number.isSafeInteger(length)) {
     throw new Error("malformed content-length");
   }
   return length;
 }
-
 /** A chunk-size line's size (its extensions ignored); past 2^53 it could not be counted exactly, so an error. */
 function chunkSize(line: string): number {
   const m = /^([0-9a-fA-F]+)[ \t]*(?:;.*)?$/.exec(line);
