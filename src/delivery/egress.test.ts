@@ -305,7 +305,7 @@ describe("send to an IP literal", () => {
       fetch: async (req) => new Response(`${req.method} ${req.headers.get("webhook-id")} ${await req.text()}`),
     });
     cleanups.push(() => server.stop(true));
-    const common = { ...base, url: `https://127.0.0.5:${server.port}/hook`, policy: makeTargetPolicy(["127.0.0.5"]) };
+    const common = { ...base, url: `https://127.0.0.5:${server.port}/hook`, policy: makeTargetPolicy(["127.0.0.5"]), pool: newPool() };
     expect(expectError(await send(common))).toStartWith("tls: ");
     const result = await send({ ...common, insecureTls: true });
     expect(expectStatus(result)).toMatchObject({ status: 200, bodySnippet: 'POST msg_1 {"a":1}' });
@@ -314,8 +314,9 @@ describe("send to an IP literal", () => {
   test("a literal refused by the policy is never connected to, with or without a remembered decision", async () => {
     const receiver = await startReceiver(ok);
     const url = `http://127.0.0.1:${receiver.port}/`;
-    expect(expectStatus(await send({ ...base, url, policy: loopback })).status).toBe(200);
-    expect(expectError(await send({ ...base, url, policy: makeTargetPolicy([]) }))).toBe("refused target: 127.0.0.1 is not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)");
+    const pool = newPool();
+    expect(expectStatus(await send({ ...base, url, policy: loopback, pool })).status).toBe(200);
+    expect(expectError(await send({ ...base, url, policy: makeTargetPolicy([]), pool }))).toBe("refused target: 127.0.0.1 is not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)");
     expect(receiver.seen).toHaveLength(1);
   });
 });

@@ -6,6 +6,7 @@ import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import { DeliveryLoop, type LoopOptions } from "./loop.ts";
 import { makeTargetPolicy, type SendRequest, type SendResult } from "./egress.ts";
 import type { Prober } from "./liveness.ts";
+import { SocketPool } from "./http1/client.ts";
 import { openDatabase } from "../store/sqlite/db.ts";
 import { deliveryStore } from "../store/sqlite/deliveries.ts";
 import { StorageUnavailable } from "../lib/errors.ts";
@@ -45,7 +46,7 @@ const idleProber = { tick: async () => {}, stop: () => {} } as unknown as Prober
 function loop(over: Partial<LoopOptions> = {}, now: () => number = Date.now): DeliveryLoop {
   const l = new DeliveryLoop({
     store: store.deliveries, owner: "test", now, deliveryTimeoutMs: 1000, retryScheduleMs: [50], globalCap: 5, listenerCap: 2,
-    attempt: { send: fakeSend, now, version: "t", scheduleMs: [50], random: () => 0.5, request: { policy: makeTargetPolicy([]), timeoutMs: 1000 } },
+    attempt: { send: fakeSend, now, version: "t", scheduleMs: [50], random: () => 0.5, request: { policy: makeTargetPolicy([]), timeoutMs: 1000, pool: new SocketPool() } },
     prober: idleProber, fail: (e) => { throw e; }, pollMs: 60_000, ...over,
   });
   loops.push(l);
