@@ -1,0 +1,94 @@
+import { and, asc, eq } from "drizzle-orm";
+import { listeners, replays } from "../../../src/store/postgres/schema.ts";
+import { countReplayable, windowSeqs } from "../../../src/store/postgres/replays.ts";
+import { unique, recordEvent, countOf, visibleWhere, type Conn } from "../../../src/store/postgres/shared.ts";
+import { lookupId } from "../../../src/store/postgres/text.ts";
+import { guarded } from "../../../src/store/postgres/errors.ts";
+import { findQueue } from "../../../src/store/postgres/queues.ts";
+import type { PgDb, PgTx } from "../../../src/store/postgres/client.ts";
+import { newListener, listenerChanges } from "./plan-b.ts";
+import { notFound } from "../../../src/lib/errors.ts";
+import type { Listener, ListenerStore } from "../../../src/store/index.ts";
+import { listenerNameTaken as taken, toListener as rowToListener, toSecrets } from "../../../src/store/rows.ts";
+
+type Row = typeof listeners.$inferSelect;
+const toListener = (r: Row): Listener => rowToListener(r, r.missed);
+
+async function findRow(db: PgDb | PgTx, orgId: string, queueId: string, id: string): Promise<Row> {
+  await findQueue(db, orgId, queueId);
+  const [row] = await db
+    .select()
+    .from(listeners)
+    .where(and(eq(listeners.orgId, orgId), eq(listeners.queueId, queueId), eq(listeners.id, lookupId(id))));
+  if (!row) throw notFound("The listener");
+  return row;
+}
+
+export function listenerStore({ db, write }: Conn): ListenerStore {
+  return {
+    // A publish's statement sees the listener once this commits, and from then on every message goes to it.
+    create: (orgId, queueId, input, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        const row = newListener(orgId, queueId, input, now);
+        await unique(taken(input.name), () => tx.insert(listeners).values(row));
+        await recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });
+        return toListener(await findRow(tx, orgId, queueId, row.id));
+      }),
+    list: (orgId, filter, page) =>
+      guarded(async () => {
+        const where = and(
+          eq(listeners.orgId, orgId),
+          filter.queueId ? eq(listeners.queueId, filter.queueId) : undefined,
+          visibleWhere(filter.visible, listeners.id, listeners.queueId),
+        );
+        if (filter.queueId) await findQueue(db, orgId, filter.queueId);
+        const rows = await db.select().from(listeners).where(where).orderBy(asc(listeners.seq)).limit(page.limit).offset(page.offset);
+        return { items: rows.map(toListener), total: await countOf(db, listeners, where) };
+      }),
+    get: (orgId, queueId, id) => guarded(async () => toListener(await findRow(db, orgId, queueId, id))),
+    update: (orgId, queueId, id, patch, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        const before = await findRow(tx, orgId, queueId, id);
+        const set = listenerChanges(before, patch, now);
+        if (set) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)));
+        const listener = toListener(await findRow(tx, orgId, queueId, id));
+        await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
+        return listener;
+      }),
+    delete: (orgId, queueId, id, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        const listener = await findRow(tx, orgId, queueId, id);
+        await tx.delete(listeners).where(eq(listeners.id, id)); // its deliveries and their attempts go with it
+        await recordEvent(tx, orgId, "listener_deleted", now, actor, { queue, listener });
+      }),
+    replay: (orgId, queueId, id, window, now, actor) =>
+      guarded(async () => {
+        const listener = await findRow(db, orgId, queueId, id);
+        const range = await windowSeqs(db.$client, window);
+        const count = range ? await countReplayable(db.$client, listener.seq, range, window) : 0;
+        await write(async (tx) => {
+          const queue = await findQueue(tx, orgId, queueId);
+          const row = await findRow(tx, orgId, queueId, id);
+          if (range && count > 0) {
+            await tx.insert(replays).values({ listenerSeq: row.seq, since: window.since, until: window.until, only: window.only,
+              toSeq: range.to, doneSeq: range.from - 1, createdAt: now });
+          }
+          await recordEvent(tx, orgId, "listener_replayed", now, actor, { queue, listener: row });
+        });
+        return count;
+      }),
+    secrets: (orgId, queueId, id, now) => guarded(async () => toSecrets(await findRow(db, orgId, queueId, id), now)),
+    rotateSecret: (orgId, queueId, id, secret, previousUntil, now, actor) =>
+      write(async (tx) => {
+        const queue = await findQueue(tx, orgId, queueId);
+        const row = await findRow(tx, orgId, queueId, id);
+        await tx.update(listeners).set({ secret, previousSecret: row.secret, previousSecretUntil: previousUntil }).where(eq(listeners.id, id));
+        const secrets = toSecrets(await findRow(tx, orgId, queueId, id), now);
+        if (actor) await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener: row });
+        return secrets;
+      }),
+  };
+}

@@ -1,0 +1,108 @@
+import { and, asc, eq } from "drizzle-orm";
+import { listeners, replays } from "../../../src/store/sqlite/schema.ts";
+import { countReplayable, windowSeqs } from "../../../src/store/sqlite/replays.ts";
+import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "../../../src/store/sqlite/shared.ts";
+import { findQueue } from "../../../src/store/sqlite/queues.ts";
+import { lastMessageSeq } from "../../../src/store/sqlite/fanout.ts";
+import { newId } from "../../../src/lib/ids.ts";
+import { notFound } from "../../../src/lib/errors.ts";
+import type { Listener, ListenerStore } from "../../../src/store/index.ts";
+import { listenerNameTaken as taken, toListener as rowToListener, toSecrets } from "../../../src/store/rows.ts";
+
+type Row = typeof listeners.$inferSelect;
+const toListener = (r: Row): Listener => rowToListener(r, JSON.parse(r.missed));
+
+function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
+  findQueue(tx, orgId, queueId);
+  const row = tx
+    .select()
+    .from(listeners)
+    .where(and(eq(listeners.orgId, orgId), eq(listeners.queueId, queueId), eq(listeners.id, id)))
+    .get();
+  if (!row) throw notFound("The listener");
+  return row;
+}
+
+export function listenerStore({ db, write }: Conn): ListenerStore {
+  return {
+    async create(orgId, queueId, input, now, actor) {
+      return write((tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const row = {
+          id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
+          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
+          // It receives the messages published after this commit (fanout.ts).
+          fromSeq: lastMessageSeq(tx),
+        };
+        unique(taken(input.name), () => tx.insert(listeners).values(row).run());
+        recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });
+        return toListener(findRow(tx, orgId, queueId, row.id));
+      });
+    },
+    async list(orgId, filter, page) {
+      const where = and(
+        eq(listeners.orgId, orgId),
+        filter.queueId ? eq(listeners.queueId, filter.queueId) : undefined,
+        visibleWhere(filter.visible, listeners.id, listeners.queueId),
+      );
+      if (filter.queueId) findQueue(db, orgId, filter.queueId);
+      const rows = db.select().from(listeners).where(where).orderBy(asc(listeners.seq)).limit(page.limit).offset(page.offset).all();
+      return { items: rows.map(toListener), total: countOf(db, listeners, where) };
+    },
+    async get(orgId, queueId, id) {
+      return toListener(findRow(db, orgId, queueId, id));
+    },
+    async update(orgId, queueId, id, patch, now, actor) {
+      return write((tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const before = findRow(tx, orgId, queueId, id);
+        const set: Partial<Row> = {};
+        if (patch.name !== undefined) set.name = patch.name;
+        if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
+        if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
+        if (patch.enabled !== undefined) set.enabled = patch.enabled;
+        // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
+        if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
+        if (Object.keys(set).length) unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)).run());
+        const listener = toListener(findRow(tx, orgId, queueId, id));
+        recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
+        return listener;
+      });
+    },
+    async delete(orgId, queueId, id, now, actor) {
+      await write((tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const listener = findRow(tx, orgId, queueId, id);
+        tx.delete(listeners).where(eq(listeners.id, id)).run();
+        recordEvent(tx, orgId, "listener_deleted", now, actor, { queue, listener });
+      }, { mode: "alone" }); // its deliveries and their attempts go with it: any number of rows
+    },
+    async replay(orgId, queueId, id, window, now, actor) {
+      const listener = findRow(db, orgId, queueId, id);
+      const range = windowSeqs(db, listener.fromSeq, window);
+      const count = range ? await countReplayable(db, listener.seq, range, window) : 0;
+      await write((tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const row = findRow(tx, orgId, queueId, id);
+        if (range && count > 0) {
+          tx.insert(replays).values({ listenerSeq: row.seq, since: window.since, until: window.until, only: window.only,
+            toSeq: range.to, doneSeq: range.from - 1, createdAt: now }).run();
+        }
+        recordEvent(tx, orgId, "listener_replayed", now, actor, { queue, listener: row });
+      });
+      return count;
+    },
+    async secrets(orgId, queueId, id, now) {
+      return toSecrets(findRow(db, orgId, queueId, id), now);
+    },
+    async rotateSecret(orgId, queueId, id, secret, previousUntil, now, actor) {
+      return write((tx) => {
+        const queue = findQueue(tx, orgId, queueId);
+        const row = findRow(tx, orgId, queueId, id);
+        tx.update(listeners).set({ secret, previousSecret: row.secret, previousSecretUntil: previousUntil }).where(eq(listeners.id, id)).run();
+        if (actor) recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener: row });
+        return toSecrets(findRow(tx, orgId, queueId, id), now);
+      });
+    },
+  };
+}
