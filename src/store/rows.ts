@@ -1,9 +1,12 @@
 /**
- * What both backends do alike once a row is read: stored rows to the store's types, and the choices made on them
- * before anything is written. Rows are typed by shape, since each dialect's Drizzle schema types its own.
+ * What both backends decide alike, around statements that stay each backend's own (docs/design.md, "Two
+ * backends"): the row a create writes, the columns an update sets, the 409 texts, and stored rows back to the
+ * store's types. A new column is added here and in both schemas. Rows are typed by shape, since each dialect's
+ * Drizzle schema types its own.
  */
+import { newId } from "../lib/ids.ts";
 import { unprocessable } from "../lib/errors.ts";
-import type { ApiKey, Listener, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
+import type { ApiKey, Listener, ListenerInput, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
 
 export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey => ({
   id: r.id,
@@ -48,6 +51,26 @@ export const toEvent = (r: EventRow): UsageEvent => ({
   listener: ref(r.listenerId, r.listenerName),
   message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
 });
+
+/** Its liveness starts pending, its first probe due now. */
+export const newListener = (orgId: string, queueId: string, input: ListenerInput & { secret: string }, now: number) => ({
+  id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
+  secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
+});
+
+export type ListenerChanges = Partial<Pick<ReturnType<typeof newListener>, "name" | "notifyUrl" | "livenessUrl" | "enabled" | "nextProbeAt">>;
+
+/** The columns an update sets; null when the patch names none. */
+export function listenerChanges(before: { enabled: boolean }, patch: Partial<ListenerInput>, now: number): ListenerChanges | null {
+  const set: ListenerChanges = {};
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
+  if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
+  if (patch.enabled !== undefined) set.enabled = patch.enabled;
+  // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
+  if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
+  return Object.keys(set).length ? set : null;
+}
 
 type ListenerRow = Pick<Listener, "id" | "orgId" | "queueId" | "name" | "notifyUrl" | "livenessUrl" | "enabled" | "createdAt"> & {
   livenessState: Listener["liveness"]["state"]; successCount: number; failureCount: number; acknowledgedCount: number; missedCount: number;
