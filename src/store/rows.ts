@@ -6,7 +6,32 @@
  */
 import { newId } from "../lib/ids.ts";
 import { unprocessable } from "../lib/errors.ts";
-import type { ApiKey, Listener, ListenerInput, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
+import type {
+  ApiKey, ApiKeyPatch, Listener, ListenerInput, ListenerSecrets, Message, NewApiKey, Org, Queue, QueueInput, UsageEvent,
+} from "./index.ts";
+
+export const newOrg = (name: string, now: number): Org => ({ id: newId("org", now), name, createdAt: now });
+
+export const toOrg = (r: Org): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
+
+export const orgNameTaken = (name: string) => `An organization named '${name}' already exists.`;
+
+/** Scopes are stored as JSON text on both backends, exactly as given. */
+export const newKey = (orgId: string, key: NewApiKey, now: number) => ({
+  id: newId("key", now), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash,
+  owner: key.owner, createdAt: now,
+});
+
+export type KeyChanges = { name?: string; status?: ApiKey["status"]; scopes?: string };
+
+/** The columns an update sets; null when the patch names none. */
+export function keyChanges(patch: ApiKeyPatch): KeyChanges | null {
+  const set: KeyChanges = {};
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.status !== undefined) set.status = patch.status;
+  if (patch.scopes !== undefined) set.scopes = JSON.stringify(patch.scopes);
+  return Object.keys(set).length ? set : null;
+}
 
 export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey => ({
   id: r.id,
@@ -17,6 +42,15 @@ export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey =>
   owner: r.owner,
   createdAt: r.createdAt,
 });
+
+/** The schema is stored as JSON text (null: none); an update replaces name, schema and schema id together. */
+export const queueChanges = (input: QueueInput) => ({
+  name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId,
+});
+
+export const newQueue = (orgId: string, input: QueueInput, now: number) => ({ id: newId("queue", now), orgId, ...queueChanges(input), createdAt: now });
+
+export const queueNameTaken = (name: string) => `A queue named '${name}' already exists.`;
 
 export const toQueue = (r: Omit<Queue, "schema"> & { schema: string | null }): Queue => ({
   id: r.id,
