@@ -1,9 +1,37 @@
 /**
- * What both backends do alike once a row is read: stored rows to the store's types, and the choices made on them
- * before anything is written. Rows are typed by shape, since each dialect's Drizzle schema types its own.
+ * What both backends decide alike, around statements that stay each backend's own (docs/design.md, "Two
+ * backends"): the row a create writes, the columns an update sets, the 409 texts, and stored rows back to the
+ * store's types. A new column is added here and in both schemas. Rows are typed by shape, since each dialect's
+ * Drizzle schema types its own.
  */
+import { newId } from "../lib/ids.ts";
 import { unprocessable } from "../lib/errors.ts";
-import type { ApiKey, Listener, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
+import type {
+  ApiKey, ApiKeyPatch, Listener, ListenerInput, ListenerSecrets, Message, NewApiKey, Org, Queue, QueueInput, UsageEvent,
+} from "./index.ts";
+
+export const newOrg = (name: string, now: number): Org => ({ id: newId("org", now), name, createdAt: now });
+
+export const toOrg = (r: Org): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
+
+export const orgNameTaken = (name: string) => `An organization named '${name}' already exists.`;
+
+/** Scopes are stored as JSON text on both backends, exactly as given. */
+export const newKey = (orgId: string, key: NewApiKey, now: number) => ({
+  id: newId("key", now), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash,
+  owner: key.owner, createdAt: now,
+});
+
+export type KeyChanges = { name?: string; status?: ApiKey["status"]; scopes?: string };
+
+/** The columns an update sets; null when the patch names none. */
+export function keyChanges(patch: ApiKeyPatch): KeyChanges | null {
+  const set: KeyChanges = {};
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.status !== undefined) set.status = patch.status;
+  if (patch.scopes !== undefined) set.scopes = JSON.stringify(patch.scopes);
+  return Object.keys(set).length ? set : null;
+}
 
 export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey => ({
   id: r.id,
@@ -14,6 +42,15 @@ export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey =>
   owner: r.owner,
   createdAt: r.createdAt,
 });
+
+/** The schema is stored as JSON text (null: none); an update replaces name, schema and schema id together. */
+export const queueChanges = (input: QueueInput) => ({
+  name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId,
+});
+
+export const newQueue = (orgId: string, input: QueueInput, now: number) => ({ id: newId("queue", now), orgId, ...queueChanges(input), createdAt: now });
+
+export const queueNameTaken = (name: string) => `A queue named '${name}' already exists.`;
 
 export const toQueue = (r: Omit<Queue, "schema"> & { schema: string | null }): Queue => ({
   id: r.id,
@@ -48,6 +85,26 @@ export const toEvent = (r: EventRow): UsageEvent => ({
   listener: ref(r.listenerId, r.listenerName),
   message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
 });
+
+/** Its liveness starts pending, its first probe due now. */
+export const newListener = (orgId: string, queueId: string, input: ListenerInput & { secret: string }, now: number) => ({
+  id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
+  secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
+});
+
+export type ListenerChanges = Partial<Pick<ReturnType<typeof newListener>, "name" | "notifyUrl" | "livenessUrl" | "enabled" | "nextProbeAt">>;
+
+/** The columns an update sets; null when the patch names none. */
+export function listenerChanges(before: { enabled: boolean }, patch: Partial<ListenerInput>, now: number): ListenerChanges | null {
+  const set: ListenerChanges = {};
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
+  if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
+  if (patch.enabled !== undefined) set.enabled = patch.enabled;
+  // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
+  if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
+  return Object.keys(set).length ? set : null;
+}
 
 type ListenerRow = Pick<Listener, "id" | "orgId" | "queueId" | "name" | "notifyUrl" | "livenessUrl" | "enabled" | "createdAt"> & {
   livenessState: Listener["liveness"]["state"]; successCount: number; failureCount: number; acknowledgedCount: number; missedCount: number;

@@ -6,10 +6,9 @@ import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { listenerNameTaken as taken, toListener as rowToListener, toSecrets } from "../rows.ts";
+import { listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, r.missed);
@@ -30,13 +29,11 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
     create: (orgId, queueId, input, now, actor) =>
       write(async (tx) => {
         const queue = await findQueue(tx, orgId, queueId);
-        const row = {
-          id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
-          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
-        };
+        const row = newListener(orgId, queueId, input, now);
         await unique(taken(input.name), () => tx.insert(listeners).values(row));
-        await recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });
-        return toListener(await findRow(tx, orgId, queueId, row.id));
+        const listener = toListener(await findRow(tx, orgId, queueId, row.id));
+        await recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener });
+        return listener;
       }),
     list: (orgId, filter, page) =>
       guarded(async () => {
@@ -54,14 +51,8 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
       write(async (tx) => {
         const queue = await findQueue(tx, orgId, queueId);
         const before = await findRow(tx, orgId, queueId, id);
-        const set: Partial<Row> = {};
-        if (patch.name !== undefined) set.name = patch.name;
-        if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
-        if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
-        if (patch.enabled !== undefined) set.enabled = patch.enabled;
-        // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
-        if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
-        if (Object.keys(set).length) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)));
+        const set = listenerChanges(before, patch, now);
+        if (set) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)));
         const listener = toListener(await findRow(tx, orgId, queueId, id));
         await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
         return listener;

@@ -5,11 +5,9 @@ import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import { insertKey } from "./api-keys.ts";
 import type { PgDb, PgTx } from "./client.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { OrgStore, Org } from "../index.ts";
-
-const toOrg = (r: typeof orgs.$inferSelect): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
+import { newOrg, orgNameTaken as taken, toOrg } from "../rows.ts";
 
 async function find(db: PgDb | PgTx, id: string): Promise<Org> {
   const [row] = await db.select().from(orgs).where(eq(orgs.id, lookupId(id)));
@@ -17,13 +15,11 @@ async function find(db: PgDb | PgTx, id: string): Promise<Org> {
   return toOrg(row);
 }
 
-const taken = (name: string) => `An organization named '${name}' already exists.`;
-
 export function orgStore({ db, write }: Conn): OrgStore {
   return {
     create: (name, now, owner) =>
       write(async (tx) => {
-        const org = { id: newId("org", now), name, createdAt: now };
+        const org = newOrg(name, now);
         await unique(taken(name), () => tx.insert(orgs).values(org));
         if (owner) await insertKey(tx, org.id, owner, now, null);
         return org;
@@ -34,8 +30,9 @@ export function orgStore({ db, write }: Conn): OrgStore {
       write(async (tx) => {
         await find(tx, orgId);
         await unique(taken(name), () => tx.update(orgs).set({ name }).where(eq(orgs.id, orgId)));
+        const org = await find(tx, orgId);
         await recordEvent(tx, orgId, "api_client_updated", now, actor, {});
-        return find(tx, orgId);
+        return org;
       }),
   };
 }

@@ -1,25 +1,23 @@
 import { eq, sql } from "drizzle-orm";
 import { orgs } from "./schema.ts";
 import { unique, recordEvent, type Conn } from "./shared.ts";
-import { newId } from "../../lib/ids.ts";
 import { insertKey } from "./api-keys.ts";
 import { notFound } from "../../lib/errors.ts";
-import type { OrgStore, Org } from "../index.ts";
-
-const toOrg = (r: typeof orgs.$inferSelect): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
+import type { OrgStore } from "../index.ts";
+import { newOrg, orgNameTaken as taken, toOrg } from "../rows.ts";
 
 export function orgStore({ db, write }: Conn): OrgStore {
   const byId = db.select().from(orgs).where(eq(orgs.id, sql.placeholder("id"))).prepare();
-  const get = (id: string) => {
+  const find = (id: string) => {
     const row = byId.get({ id });
     if (!row) throw notFound("The api client");
     return toOrg(row);
   };
   return {
     async create(name, now, owner) {
-      const org = { id: newId("org", now), name, createdAt: now };
       return write((tx) => {
-        unique(`An organization named '${name}' already exists.`, () => tx.insert(orgs).values(org).run());
+        const org = newOrg(name, now);
+        unique(taken(name), () => tx.insert(orgs).values(org).run());
         if (owner) insertKey(tx, org.id, owner, now, null);
         return org;
       });
@@ -28,16 +26,15 @@ export function orgStore({ db, write }: Conn): OrgStore {
       return db.select().from(orgs).orderBy(orgs.createdAt).all().map(toOrg);
     },
     async get(orgId) {
-      return get(orgId);
+      return find(orgId);
     },
     async rename(orgId, name, now, actor) {
       return write((tx) => {
-        get(orgId);
-        unique(`An organization named '${name}' already exists.`, () =>
-          tx.update(orgs).set({ name }).where(eq(orgs.id, orgId)).run(),
-        );
+        find(orgId);
+        unique(taken(name), () => tx.update(orgs).set({ name }).where(eq(orgs.id, orgId)).run());
+        const org = find(orgId);
         recordEvent(tx, orgId, "api_client_updated", now, actor, {});
-        return get(orgId);
+        return org;
       });
     },
   };
