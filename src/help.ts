@@ -13,7 +13,7 @@ export const COMMANDS = [
   ["backup <file>", "write an online copy of the database to <file>"],
   ["compact", "give the space of deleted messages back to the file system (the server stopped)"],
   ["completion <shell>", `print a completion script for ${SHELL_LIST}`],
-  ["version", "print the version (also --version, -v)"],
+  ["version", "print the version and the commit it was built from (also --version, -v)"],
   ["help", "print this text (also --help, -h)"],
 ] as const;
 

@@ -46,7 +46,13 @@ export async function openServedStore(config: Config, log: Logger, events: LogEv
   const memory = config.db === ":memory:";
   // Before the store opens: a second server must not migrate, checkpoint or deliver from the file.
   const lock = memory ? null : lockServer(config.db, systemClock.now());
-  const store = openSqliteStore(config.db, { durability: config.durability, log, events, checkpoints: "thread" });
+  let store;
+  try {
+    store = openSqliteStore(config.db, { durability: config.durability, log, events, checkpoints: "thread" });
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
   // No other process delivers from the file while the lock is held: every lease found belongs to a dead one.
   // (On PostgreSQL other instances hold leases of their own; those of a dead one expire and are rescued.)
   const released = await store.deliveries.releaseAll(systemClock.now());

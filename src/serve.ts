@@ -17,13 +17,14 @@ import { consoleLogger } from "./lib/log.ts";
 import { warnOnLowFileLimit } from "./lib/file-limit.ts";
 import { LogEvents } from "./lib/log-events.ts";
 import { Metrics } from "./metrics/registry.ts";
-import { VERSION } from "./version.ts";
+import { buildCommit, fullVersion, VERSION } from "./version.ts";
 
 export async function runServe(config: Config): Promise<number> {
   const log = consoleLogger({ format: config.logFormat });
   const events = new LogEvents(log);
-  warnOnLowFileLimit(log);
+  // The database first: a database this fanout must refuse is refused with one line, and nothing before it.
   const served = await openServedStore(config, log, events);
+  warnOnLowFileLimit(log);
   const { store, location, description, tls: keep, delivery: reach } = served;
   const onboarded = await bootstrap(store, config.bootstrapOrg, config.bootstrapKey, systemClock.now());
   const tls = await loadTls(config, keep.dbPath, keep.temporary);
@@ -48,7 +49,7 @@ export async function runServe(config: Config): Promise<number> {
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
   if (config.logFormat === "text") printWelcome(config, url, description, tls.description, onboarded);
   else if (onboarded?.generated) printOwnerKey(onboarded);
-  events.started(url, { version: VERSION, database: location, tls_certificate: tls.description, ...loggableSettings(config) });
+  events.started(url, { version: VERSION, commit: buildCommit(), database: location, tls_certificate: tls.description, ...loggableSettings(config) });
 
   return new Promise((resolve) => {
     const shutdown = async (signal: string) => {
@@ -73,8 +74,8 @@ function displayHost(host: string): string {
 }
 
 /**
- * With JSON logs, stdout carries JSON too: the generated owner key, once, as one object (it is the only secret
- * the service ever writes, and never in a log line).
+ * With JSON logs, stdout carries JSON too: the generated owner key, once, as one object. It is the only secret
+ * the service ever prints, and never in a log line.
  */
 function printOwnerKey(onboarded: Onboarded): void {
   console.log(JSON.stringify({ time: new Date().toISOString(), organization: onboarded.org.name, organization_id: onboarded.org.id,
@@ -83,7 +84,7 @@ function printOwnerKey(onboarded: Onboarded): void {
 
 /** Everything a newcomer needs on the first start; the owner key only when it was generated, and only once. */
 function printWelcome(config: Config, url: string, database: string, tls: string, onboarded: Onboarded | null): void {
-  const lines = [`fanout ${VERSION} listening on ${url}`, `  database:     ${database}`, `  tls:          ${tls}`, `  dashboard:    ${url}/ui/`];
+  const lines = [`fanout ${fullVersion()} listening on ${url}`, `  database:     ${database}`, `  tls:          ${tls}`, `  dashboard:    ${url}/ui/`];
   if (onboarded) {
     lines.push(`  organization: ${onboarded.org.name} (${onboarded.org.id}) created`);
     if (onboarded.generated) lines.push(`  owner key:    ${onboarded.secret}`, "                (shown once; store it now — it holds every scope)");

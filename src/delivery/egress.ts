@@ -11,7 +11,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
-import { SocketPool, socketRequest } from "./http1/client.ts";
+import { socketRequest, type SocketPool } from "./http1/client.ts";
 import type { ResponseHead } from "./http1/response.ts";
 
 type IP = ipaddr.IPv4 | ipaddr.IPv6;
@@ -87,9 +87,9 @@ function toTarget(address: string): Extract<Target, { ok: true }> {
 }
 
 /**
- * The decision for a URL whose host is an IP literal never changes under one policy, and parsing it (URL, then
- * ipaddr.js) was about 4 % of the worker's CPU per delivery. Names are not remembered: each send resolves them
- * again, so a name that rebinds to a private address is refused on the next send.
+ * The decision for a URL whose host is an IP literal never changes under one policy: remembered, it is not parsed
+ * again (URL, then ipaddr.js) on the worker's hot path. Names are not remembered: each send resolves them again,
+ * so a name that rebinds to a private address is refused on the next send.
  */
 const literalDecisions = new WeakMap<TargetPolicy, Map<string, Target>>();
 const MAX_REMEMBERED = 10_000;
@@ -121,9 +121,6 @@ export async function resolveTarget(url: string, policy: TargetPolicy, resolve: 
   return toTarget(addresses[0]!.address);
 }
 
-// Connections to listeners, kept alive per listener (http1/client.ts), for callers that bring no pool of their own.
-const sharedPool = new SocketPool();
-
 export type SendRequest = {
   url: string;
   body: string;
@@ -137,7 +134,8 @@ export type SendRequest = {
   insecureTls?: boolean;
   // Only for tests: a CA trusted besides the system's, so a certificate can pass its chain and fail its name.
   ca?: string;
-  pool?: SocketPool;
+  /** The connections kept alive to listeners (http1/client.ts): the worker's, or a test's own. */
+  pool: SocketPool;
   resolve?: Resolver;
 };
 
@@ -200,7 +198,7 @@ export function send(req: SendRequest): Promise<SendResult> {
         if (!target.ok) return fail(`refused target: ${target.reason}`, "refused");
         try {
           const onDone = (response: ResponseHead) => settle({ ...response, durationMs: elapsed() });
-          inFlight = socketRequest(req, target, req.pool ?? sharedPool, onDone, failWith);
+          inFlight = socketRequest(req, target, req.pool, onDone, failWith);
         } catch (e) {
           // encode() throws on a header that could split the message; unhandled, it would look like a timeout.
           failWith(e);

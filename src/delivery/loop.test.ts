@@ -6,10 +6,13 @@ import { openSqliteStore, type SqliteStore } from "../store/sqlite/index.ts";
 import { DeliveryLoop, type LoopOptions } from "./loop.ts";
 import { makeTargetPolicy, type SendRequest, type SendResult } from "./egress.ts";
 import type { Prober } from "./liveness.ts";
+import { SocketPool } from "./http1/client.ts";
 import { openDatabase } from "../store/sqlite/db.ts";
 import { deliveryStore } from "../store/sqlite/deliveries.ts";
 import { StorageUnavailable } from "../lib/errors.ts";
+import { manualClock } from "../lib/clock.ts";
 import { tempFolder } from "../../test/support/temp.ts";
+import { waitFor } from "../../test/support/wait.ts";
 
 const actor = { keyId: "k", keyName: "k" };
 type Pending = { request: SendRequest; answer: (status: number | null) => void };
@@ -39,23 +42,17 @@ function fakeSend(request: SendRequest): Promise<SendResult> {
 
 const idleProber = { tick: async () => {}, stop: () => {} } as unknown as Prober;
 
-function loop(over: Partial<LoopOptions> = {}): DeliveryLoop {
+/** A loop over the test's store; `now` is its clock and its attempts' (a manual one lets the test say when). */
+function loop(over: Partial<LoopOptions> = {}, now: () => number = Date.now): DeliveryLoop {
   const l = new DeliveryLoop({
-    store: store.deliveries, owner: "test", now: Date.now, deliveryTimeoutMs: 1000, retryScheduleMs: [50], globalCap: 5, listenerCap: 2,
-    attempt: { send: fakeSend, now: Date.now, version: "t", scheduleMs: [50], random: () => 0.5, request: { policy: makeTargetPolicy([]), timeoutMs: 1000 } },
+    store: store.deliveries, owner: "test", now, deliveryTimeoutMs: 1000, retryScheduleMs: [50], globalCap: 5, listenerCap: 2,
+    attempt: { send: fakeSend, now, version: "t", scheduleMs: [50], random: () => 0.5, request: { policy: makeTargetPolicy([]), timeoutMs: 1000, pool: new SocketPool() } },
     prober: idleProber, fail: (e) => { throw e; }, pollMs: 60_000, ...over,
   });
   loops.push(l);
   return l;
 }
 
-const until = async (check: () => boolean | Promise<boolean>, ms = 3000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error("condition not met");
-    await Bun.sleep(5);
-  }
-};
 /** Lets queued callbacks (a result's write is queued with setImmediate) run, to show they changed nothing. */
 const settle = () => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 const listener = (name: string) =>
@@ -81,29 +78,34 @@ test("requests in flight never exceed the global cap nor a listener's cap", asyn
   loop().start();
   let answered = 0;
   while (answered < 40) {
-    await until(() => inFlight.length > 0);
+    await waitFor(() => inFlight.length > 0);
     inFlight[0]!.answer(200);
     answered++;
   }
   expect(peak.total).toBe(5);
   expect(Math.max(...peak.byUrl.values())).toBe(2);
   const counts = async () => (await store.listeners.list(org, { visible: "all" }, { offset: 0, limit: 10 })).items.map((l) => l.messages.acknowledgedCount);
-  await until(async () => (await counts()).every((n) => n === 10));
+  await waitFor(async () => (await counts()).every((n) => n === 10));
 });
 
 test("a failed attempt is retried when due, without waiting for the poll", async () => {
   await listener("a");
   const m = await publish();
-  loop().start();
-  await until(() => inFlight.length === 1);
-  const failedAt = Date.now();
+  const clock = manualClock(Date.now());
+  const failedAt = clock.now();
+  loop({}, clock.now).start();
+  await waitFor(() => inFlight.length === 1);
   inFlight[0]!.answer(null);
-  await until(() => inFlight.length === 1);
-  expect(Date.now() - failedAt).toBeGreaterThanOrEqual(45);
-  expect(Date.now() - failedAt).toBeLessThan(1000);
+  // The step that wrote the failure also claimed, 50 ms before the retry is due by the loop's clock: nothing.
+  await waitFor(async () => (await store.messages.deliveries(org, queue, m.id))[0]?.nextAttemptAt === failedAt + 50);
+  await settle();
+  expect(inFlight).toHaveLength(0);
+  clock.advance(50);
+  await waitFor(() => inFlight.length === 1, 10_000, () => "the retry waited for the poll (60 s)");
   inFlight[0]!.answer(200);
-  await until(async () => (await states(m.id))[0] === "acknowledged");
-  expect((await store.messages.attempts(org, queue, m.id)).map((a) => a.error)).toEqual([null, "boom"]);
+  await waitFor(async () => (await states(m.id))[0] === "acknowledged");
+  const attempts = await store.messages.attempts(org, queue, m.id);
+  expect(attempts.map((a) => [a.error, a.attemptedAt])).toEqual([[null, failedAt + 50], ["boom", failedAt]]);
 });
 
 test("stop lets sends in flight finish and writes their results", async () => {
@@ -111,9 +113,10 @@ test("stop lets sends in flight finish and writes their results", async () => {
   const m = await publish();
   const l = loop();
   l.start();
-  await until(() => inFlight.length === 1);
+  await waitFor(() => inFlight.length === 1);
   const stopped = l.stop(2000);
-  setTimeout(() => inFlight[0]!.answer(200), 30);
+  await settle(); // a stop that did not wait would have written and given back the row by now
+  inFlight[0]!.answer(200);
   await stopped;
   expect(await states(m.id)).toEqual(["acknowledged"]);
 });
@@ -123,7 +126,7 @@ test("stop gives back sends that outlast the drain time, due at once, and drops 
   const m = await publish();
   const l = loop();
   l.start();
-  await until(() => inFlight.length === 1);
+  await waitFor(() => inFlight.length === 1);
   await l.stop(20);
   const [d] = await store.messages.deliveries(org, queue, m.id);
   expect(d).toMatchObject({ state: "pending", attempts: 0 });
@@ -139,24 +142,24 @@ test("a listener's next row is sent the moment one of its requests ends, while s
   for (let i = 0; i < 4; i++) ids.push((await publish()).id);
   loop().start();
   // The first step claims twice the listener's cap: two sent, two ready.
-  await until(() => inFlight.length === 2);
+  await waitFor(() => inFlight.length === 2);
   const blocker = new Database(store.path);
   blocker.run("PRAGMA busy_timeout = 0");
   blocker.run("BEGIN IMMEDIATE"); // no step can commit now: results and claims wait
   try {
     const first = inFlight[0]!.request.body;
     inFlight[0]!.answer(200);
-    await until(() => inFlight.length === 2, 1000);
+    await waitFor(() => inFlight.length === 2, 10_000, () => "the ready row waited for a step, which waits for the lock");
     expect(inFlight.map((p) => p.request.body)).not.toContain(first);
   } finally {
     blocker.run("ROLLBACK");
     blocker.close();
   }
   for (let answered = 0; answered < 3; answered++) {
-    await until(() => inFlight.length > 0);
+    await waitFor(() => inFlight.length > 0);
     inFlight[0]!.answer(200);
   }
-  await until(async () => (await Promise.all(ids.map(states))).every((s) => s[0] === "acknowledged"));
+  await waitFor(async () => (await Promise.all(ids.map(states))).every((s) => s[0] === "acknowledged"));
   expect(peak.byUrl.get("http://127.0.0.1/a")).toBe(2);
 });
 
@@ -166,7 +169,7 @@ test("stop gives back the rows ready but not sent, due at once", async () => {
   const ready = await publish();
   const l = loop({ listenerCap: 1 });
   l.start();
-  await until(() => inFlight.length === 1);
+  await waitFor(() => inFlight.length === 1);
   expect(await states(ready.id)).toEqual(["sending"]); // claimed, waiting for the listener's one slot
   await l.stop(20);
   for (const m of [sent, ready]) {
@@ -183,18 +186,18 @@ test("results of sends refilled from the ready list wait for the batch; a slot l
   for (let i = 0; i < 4; i++) ids.push((await publish()).id);
   loop({ listenerCap: 1, batchMs: 60_000 }).start();
   // One claim: one row sent, three ready (READY_PER_CAP).
-  await until(() => inFlight.length === 1);
+  await waitFor(() => inFlight.length === 1);
   for (let i = 0; i < 3; i++) {
     const body = inFlight[0]!.request.body;
     inFlight[0]!.answer(200);
-    await until(() => inFlight.length === 1 && inFlight[0]!.request.body !== body);
+    await waitFor(() => inFlight.length === 1 && inFlight[0]!.request.body !== body);
   }
   await settle();
   // Three results gathered, none written: each slot went on sending from the ready list.
   expect(await Promise.all(ids.map(states))).toEqual([["sending"], ["sending"], ["sending"], ["sending"]]);
   // The last ready row's end leaves the slot empty: a step at once writes all four, well before the batch time.
   inFlight[0]!.answer(200);
-  await until(async () => (await Promise.all(ids.map(states))).every((s) => s[0] === "acknowledged"));
+  await waitFor(async () => (await Promise.all(ids.map(states))).every((s) => s[0] === "acknowledged"));
 });
 
 test("a nudge steps at once when nothing is in flight, and joins the next batch otherwise", async () => {
@@ -202,19 +205,19 @@ test("a nudge steps at once when nothing is in flight, and joins the next batch 
   const first = await publish();
   const l = loop({ batchMs: 60_000 });
   l.start();
-  await until(() => inFlight.length === 1);
+  await waitFor(() => inFlight.length === 1);
   const second = await publish();
   l.nudge();
-  await Bun.sleep(50);
+  await settle(); // a step at once (wake) would have claimed the second message within these turns
   expect(inFlight.length).toBe(1); // the listener has a free slot, but the second message waits for the batch
   expect(await states(second.id)).toEqual(["pending"]);
   inFlight[0]!.answer(200); // the slot is left empty: a step at once settles the first and claims the second
-  await until(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(second.id));
+  await waitFor(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(second.id));
   inFlight[0]!.answer(200);
-  await until(async () => (await states(first.id))[0] === "acknowledged" && (await states(second.id))[0] === "acknowledged");
+  await waitFor(async () => (await states(first.id))[0] === "acknowledged" && (await states(second.id))[0] === "acknowledged");
   const third = await publish();
   l.nudge(); // nothing in flight: at once
-  await until(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(third.id));
+  await waitFor(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(third.id));
 });
 
 test("the housekeeping (lease rescue) runs only while the worker leads it", async () => {
@@ -226,13 +229,13 @@ test("the housekeeping (lease rescue) runs only while the worker leads it", asyn
   let asked = 0;
   const l = loop({ pollMs: 10, lead: async () => (asked++, leading) });
   l.start();
-  await until(() => asked >= 5); // five polls that did not lead, so did not rescue it
+  await waitFor(() => asked >= 5); // five polls that did not lead, so did not rescue it
   expect(await states(m.id)).toEqual(["sending"]);
   expect(inFlight).toHaveLength(0);
   leading = true;
-  await until(() => inFlight.length === 1);
+  await waitFor(() => inFlight.length === 1);
   inFlight[0]!.answer(200);
-  await until(async () => (await states(m.id))[0] === "acknowledged");
+  await waitFor(async () => (await states(m.id))[0] === "acknowledged");
 });
 
 test("while the database cannot be written, results wait in memory and nothing is claimed; resumed, they are settled", async () => {
@@ -253,10 +256,10 @@ test("while the database cannot be written, results wait in memory and nothing i
   });
   try {
     l.start();
-    await until(() => inFlight.length === 1);
+    await waitFor(() => inFlight.length === 1);
     db.run("PRAGMA query_only = 1");
     inFlight[0]!.answer(200);
-    await until(() => refused.length === 1);
+    await waitFor(() => refused.length === 1);
     const second = await publish();
     l.nudge();
     await settle();
@@ -267,8 +270,8 @@ test("while the database cannot be written, results wait in memory and nothing i
     db.run("PRAGMA query_only = 0");
     paused = false;
     l.resume();
-    await until(async () => (await states(first.id))[0] === "acknowledged");
-    await until(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(second.id));
+    await waitFor(async () => (await states(first.id))[0] === "acknowledged");
+    await waitFor(() => inFlight.length === 1 && inFlight[0]!.request.body.includes(second.id));
     expect(refused.length).toBe(1);
     expect((await store.messages.attempts(org, queue, first.id)).map((a) => a.statusCode)).toEqual([200]);
   } finally {

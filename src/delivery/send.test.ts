@@ -5,6 +5,7 @@ import { newSecret } from "./sign";
 import type { ClaimedDelivery } from "../store/deliveries";
 import type { SendRequest, SendResult } from "./egress";
 import { makeTargetPolicy } from "./egress";
+import { SocketPool } from "./http1/client";
 
 const now = 1_700_000_000_123;
 const secret = newSecret();
@@ -74,11 +75,12 @@ describe("judge", () => {
 
 describe("attempt", () => {
   const policy = makeTargetPolicy(["127.0.0.1/32"]);
+  const pool = new SocketPool(); // never connects: `send` is a stub
   const run = async (result: SendResult, attempts: number, schedule = [1000, 2000]) => {
     const sent: SendRequest[] = [];
     const send = async (r: SendRequest) => (sent.push(r), result);
     const out = await attempt(delivery({}, attempts), {
-      send, now: () => now, version: "9", scheduleMs: schedule, random: () => 0.5, request: { policy, timeoutMs: 500 },
+      send, now: () => now, version: "9", scheduleMs: schedule, random: () => 0.5, request: { policy, timeoutMs: 500, pool },
     });
     return { out, sent };
   };
@@ -86,6 +88,7 @@ describe("attempt", () => {
   test("posts the payload to the notify URL with the policy and timeout, on the listener's own agent", async () => {
     const { sent } = await run({ status: 200, durationMs: 1, retryAfter: null, bodySnippet: "" }, 0);
     expect(sent[0]).toMatchObject({ url: "http://127.0.0.1:9/notify", policy, timeoutMs: 500, poolKey: "notify:3" });
+    expect(sent[0]!.pool).toBe(pool);
     expect(sent[0]!.body).toBe(payloadOf(delivery().message));
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readdressed, requestOrigin, splitUrl, wantsPretty } from "./request-url.ts";
+import { waitFor } from "../../test/support/wait.ts";
 
 // The URLs a real Bun server hands its fetch handler, for requests sent as raw text (no client normalizes them).
 let server: ReturnType<typeof Bun.serve>;
@@ -9,18 +10,17 @@ beforeAll(() => {
 afterAll(() => server.stop(true));
 
 async function received(path: string, host: string): Promise<string> {
-  const socket = await Bun.connect({ hostname: "127.0.0.1", port: server.port!, socket: { data(s, d) { chunks.push(Buffer.from(d).toString()); }, close() {} } });
   const chunks: string[] = [];
+  let closed!: () => void;
+  const ended = new Promise<void>((resolve) => (closed = resolve));
+  const socket = await Bun.connect({ hostname: "127.0.0.1", port: server.port!, socket: { data(_s, d) { chunks.push(Buffer.from(d).toString()); }, close: () => closed() } });
   socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-  for (let i = 0; i < 200 && !chunks.join("").includes("\r\n\r\n"); i++) await Bun.sleep(5);
-  for (let i = 0; i < 200; i++) {
-    const text = chunks.join("");
-    const length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? -1);
-    const body = text.slice(text.indexOf("\r\n\r\n") + 4);
-    if (length >= 0 && body.length >= length) return body.slice(0, length);
-    await Bun.sleep(5);
-  }
-  throw new Error(`no answer for ${path}`);
+  await waitFor(ended, 10_000, () => `no answer for ${path}`); // Connection: close: the server ends it after the answer
+  const text = chunks.join("");
+  const length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? -1);
+  const body = text.slice(text.indexOf("\r\n\r\n") + 4);
+  if (length < 0 || body.length < length) throw new Error(`no whole answer for ${path}: ${text}`);
+  return body.slice(0, length);
 }
 
 const PATHS = ["/v1/queues", "/healthz/../v1/queues", "/v1/./queues", "/v1/%2e%2e/x", "/v1/queues?pretty=1", "//v1/queues", "/v1/q%20x?a=b&pretty", "/"];

@@ -6,7 +6,7 @@ import { AppError, StorageUnavailable } from "../lib/errors.ts";
 import { openDatabase } from "./sqlite/db.ts";
 import { applyMigrations } from "./sqlite/migrations.ts";
 import { deliveryStore } from "./sqlite/deliveries.ts";
-import { waitFor } from "../../test/e2e/harness.ts";
+import { waitFor } from "../../test/support/wait.ts";
 import { tempFolder } from "../../test/support/temp.ts";
 
 /** A database whose connection refuses writes while `query_only` is on: real SQLITE_READONLY errors. */

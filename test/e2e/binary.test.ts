@@ -3,6 +3,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "bun";
+import { Database } from "bun:sqlite";
+import pkg from "../../package.json" with { type: "json" };
+import { migrations } from "../../src/store/sqlite/migrations.gen.ts";
+import { isCommit } from "../support/git.ts";
 import { PROTOS, ROOT, startFanout, tempDir, type Fanout } from "./harness.ts";
 import { scrape } from "./prometheus.ts";
 
@@ -19,9 +23,29 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => void (await fanout?.stop()));
 
-test("the binary alone prints its version", async () => {
-  const out = await $`${binary} version`.text();
-  expect(out.trim()).toMatch(/^fanout \d+\.\d+\.\d+$/);
+test("the binary alone, with no git to ask, names the commit of this repository it was built from", async () => {
+  const alone = tempDir("fanout-nogit-");
+  const out = await $`${binary} version`.cwd(alone).env({ PATH: alone }).text();
+  const [, version, commit] = out.match(/^fanout (\d+\.\d+\.\d+) \(([0-9a-f]{7,})(?:-dirty)?\)\n$/) ?? [];
+  expect({ out, version }).toEqual({ out, version: pkg.version });
+  expect({ commit, known: isCommit(commit!) }).toEqual({ commit, known: true });
+});
+
+test("the binary refuses a database a newer fanout migrated, naming its own version and commit", async () => {
+  const db = join(tempDir(), "fanout.db");
+  expect((await $`${binary} migrate --db ${db}`.quiet().nothrow()).exitCode).toBe(0);
+  const file = new Database(db);
+  file.run("INSERT INTO __drizzle_migrations (hash, created_at, fanout_version) VALUES ('newer', ?, '9.9.9 (fffffff)')", [migrations.at(-1)!.when + 1]);
+  file.close();
+  // Killed after 20 s if it serves instead.
+  const refused = Bun.spawn([binary, "serve", "--port", "0", "--db", db], { stdout: "ignore", stderr: "pipe", timeout: 20_000 });
+  const [stderr, code] = await Promise.all([new Response(refused.stderr).text(), refused.exited]);
+  const own = (await $`${binary} version`.text()).trim().replace(/^fanout /, "");
+  expect({ code, stderr }).toEqual({
+    code: 2,
+    stderr: `fanout: the database ${db} was migrated by fanout 9.9.9 (fffffff), newer than this fanout ${own}: 1 of its migrations is unknown here; ` +
+      "run the newer fanout, or restore a backup taken before the upgrade\n",
+  });
 });
 
 test("the binary serves /metrics with prom-client's process figures", async () => {

@@ -8,6 +8,9 @@ import https from "node:https";
 import http2 from "node:http2";
 import { tempFolder } from "../support/temp.ts";
 import { createTestDatabase, postgresAvailable } from "../support/postgres.ts";
+import { waitFor } from "../support/wait.ts";
+
+export { waitFor };
 
 export type Reply = { status: number; headers: Headers; body: any; text: string };
 export type Proto = "h1" | "h2";
@@ -97,18 +100,6 @@ export async function startFanout(opts: StartOptions = {}): Promise<Fanout> {
     },
     output: () => output,
   };
-}
-
-/** Polls `check` until it returns a value (not undefined/false), or fails with `why()` after `ms`. */
-export async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000, why: () => string = () => "condition not met", proc?: { exitCode: number | null }): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value as T;
-    if (proc && proc.exitCode !== null) throw new Error(`process exited (${proc.exitCode}): ${why()}`);
-    if (Date.now() > end) throw new Error(why());
-    await Bun.sleep(20);
-  }
 }
 
 class Clients {

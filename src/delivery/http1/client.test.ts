@@ -119,6 +119,19 @@ describe("send over plain HTTP (http1 client)", () => {
     expect(r.connections()).toBe(3);
   });
 
+  test("an answer with Content-Length and Transfer-Encoding is read as chunked and its connection closed", async () => {
+    const r = rawReceiver((s, _req, i) => {
+      if (i === 0) s.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+      else s.write("HTTP/1.1 200 OK\r\nConnection: keep-alive-not-close\r\nContent-Length: 2\r\n\r\nok");
+    });
+    const pool = newPool();
+    expect(status(await post(r.port, pool))).toMatchObject({ status: 200, bodySnippet: "hello" });
+    await waitFor(() => r.closed() === 1);
+    // A Connection token that merely contains "close" keeps the connection.
+    for (let i = 0; i < 2; i++) expect(status(await post(r.port, pool)).bodySnippet).toBe("ok");
+    expect(r.connections()).toBe(2);
+  });
+
   test("an answer without a length is read until the close", async () => {
     const r = rawReceiver((s) => {
       s.write("HTTP/1.1 200 OK\r\n\r\nuntil ");
@@ -189,6 +202,30 @@ describe("send over plain HTTP (http1 client)", () => {
     expect(r.connections()).toBe(4);
     pool.destroy();
     await waitFor(() => r.closed() === 4);
+  });
+
+  test("idle connections are bounded in all, across listeners: the least recently used one is closed", async () => {
+    const r = rawReceiver((s) => s.write("HTTP/1.1 204 No Content\r\n\r\n"));
+    const pool = new SocketPool({ maxIdlePerKey: 4, maxIdle: 3 });
+    cleanups.push(() => pool.destroy());
+    const to = (key: string) => post(r.port, pool, { poolKey: key });
+    for (const key of ["a", "b", "c", "d", "e"]) {
+      expect(status(await to(key)).status).toBe(204);
+      expect(pool.idleCount).toBeLessThanOrEqual(3);
+    }
+    // a and b were closed to make room; c is used again, so d is now the least recently used.
+    await waitFor(() => r.closed() === 2);
+    await to("c");
+    expect(r.connections()).toBe(5);
+    await to("a");
+    expect(r.connections()).toBe(6);
+    await waitFor(() => r.closed() === 3);
+    await to("c");
+    await to("e");
+    expect(r.connections()).toBe(6);
+    await to("d");
+    expect(r.connections()).toBe(7);
+    expect(pool.idleCount).toBe(3);
   });
 
   test("concurrent requests of one listener each get a connection; all come back to the pool", async () => {

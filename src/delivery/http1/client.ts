@@ -1,17 +1,19 @@
 /**
  * The HTTP client of every delivery and liveness request: HTTP/1.1 written, and its answer read, on a
  * Bun.connect socket on the worker's own event loop, over TCP or TLS. Bun's fetch hands each request to its
- * HTTP client thread and back, at about three times the CPU per request, on a thread that competes for the cores
- * with the API thread; node:https costs more still (docs/performance.md). No library fills this in Bun (undici is
- * its fetch), so this file is the smallest client the delivery contract needs:
+ * HTTP client thread and back, at several times the CPU per request, on a thread that competes for the cores
+ * with the API thread; node:https costs more still (figures: docs/performance.md). No library fills this in Bun
+ * (undici is its fetch), so this file is the smallest client the delivery contract needs:
  * - the socket goes to the checked address only (the SSRF pin); the Host header keeps the URL's name and port;
  *   over TLS the certificate must be valid for the URL's name (or literal address), checked in the handshake
  *   before a byte of the request is written;
  * - one request per connection at a time; idle connections are kept per key (a listener) for IDLE_SECONDS,
- *   under the 5 s keep-alive of common servers, so the server rarely closes one as it is reused. A reused
+ *   under the 5 s keep-alive of common servers, so the server rarely closes one as it is reused, and at most
+ *   PoolLimits of them, per key and in all (the least recently used closed first). A reused
  *   connection that closes before any byte of the answer is retried once on a new one: the request may have
  *   arrived twice, which at-least-once delivery allows (receivers deduplicate by webhook-id);
- * - answers are read by response.ts; one past 1 KiB of body, or with bytes after it, drops its connection;
+ * - answers are read by response.ts; one past 1 KiB of body, with bytes after it, or framed ambiguously (for
+ *   example Content-Length beside Transfer-Encoding) drops its connection;
  *   redirects are answers like any other;
  * - errors keep their codes (ECONNREFUSED, ECONNRESET, TLS codes) for egress.ts to describe; `destroy()` is the
  *   watchdog's.
@@ -48,11 +50,26 @@ type Conn = {
   destroyed: boolean;
 };
 
-/** Idle keep-alive connections per key; one per request in flight, returned after a complete answer. */
+/** How many idle connections a pool keeps: per key (a listener, at one address), and in all. */
+export type PoolLimits = { maxIdlePerKey: number; maxIdle: number };
+
+/**
+ * Idle keep-alive connections per key; one per request in flight, returned after a complete answer. The bound in
+ * all matters as much as the one per key: keys follow listeners and their DNS answers, so without it the idle
+ * sockets (a file descriptor each, and TLS buffers) would grow with the number of listeners. Over it, the least
+ * recently used idle connection is closed.
+ */
 export class SocketPool {
   private readonly idle = new Map<string, Conn[]>();
+  /** Every idle connection, least recently used first (a Set iterates in insertion order). */
+  private readonly lru = new Set<Conn>();
 
-  constructor(private readonly maxIdlePerKey = 16) {}
+  constructor(private readonly limits: PoolLimits = { maxIdlePerKey: 16, maxIdle: 256 }) {}
+
+  /** Idle connections kept, in all. */
+  get idleCount(): number {
+    return this.lru.size;
+  }
 
   /** Sends `request` (the whole HTTP/1.1 message) to address:port on a connection kept under `key`. */
   request(key: string, address: string, port: number, tls: TlsTarget | null, request: Buffer, onDone: Exchange["onDone"], onError: Exchange["onError"]): { destroy(): void } {
@@ -78,8 +95,8 @@ export class SocketPool {
 
   /** Closes every idle connection (shutdown). Connections in use close when their exchange ends. */
   destroy(): void {
-    // destroy() takes each connection out of its list: iterate over copies.
-    for (const list of [...this.idle.values()]) for (const conn of [...list]) destroy(conn);
+    // destroy() takes each connection out of the lists: iterate over a copy.
+    for (const conn of [...this.lru]) destroy(conn);
     this.idle.clear();
   }
 
@@ -88,19 +105,24 @@ export class SocketPool {
     let conn = list?.pop();
     while (conn && (conn.destroyed || !conn.socket)) conn = list!.pop();
     if (list && list.length === 0) this.idle.delete(key);
-    if (conn) conn.socket!.timeout(0);
+    if (!conn) return undefined;
+    this.lru.delete(conn);
+    conn.socket!.timeout(0);
     return conn;
   }
 
   release(conn: Conn): void {
     const list = this.idle.get(conn.key) ?? [];
-    if (list.length >= this.maxIdlePerKey) return destroy(conn);
+    if (list.length >= this.limits.maxIdlePerKey) return destroy(conn);
     conn.socket!.timeout(IDLE_SECONDS);
     list.push(conn);
     this.idle.set(conn.key, list);
+    this.lru.add(conn);
+    if (this.lru.size > this.limits.maxIdle) destroy(this.lru.values().next().value!);
   }
 
   forget(conn: Conn): void {
+    this.lru.delete(conn);
     const list = this.idle.get(conn.key);
     const i = list?.indexOf(conn) ?? -1;
     if (i >= 0) list!.splice(i, 1);

@@ -98,7 +98,7 @@ export function deliveryStore(client: SQL): DeliveryStore {
   async function settle(items: Completion[], now: number): Promise<boolean[]> {
     if (items.length === 0) return [];
     if (items.some(reported)) return settleReporting(items, now);
-    const rows = await run<{ ord: number }>(Q.SETTLE, [settleInput(items), now]);
+    const rows = await run<{ ord: number }>(Q.SETTLE, Q.bind(Q.SETTLE_PARAMS, { input: settleInput(items), now }));
     return settledOf(items, rows.map((r) => r.ord));
   }
 
@@ -106,7 +106,7 @@ export function deliveryStore(client: SQL): DeliveryStore {
   function settleReporting(items: Completion[], now: number): Promise<boolean[]> {
     return retried(() => inTransaction(client, async (exec) => {
       const paused = await pausing(exec, items);
-      const rows = await exec(Q.SETTLE, [settleInput(items), now]);
+      const rows = await exec(Q.SETTLE, Q.bind(Q.SETTLE_PARAMS, { input: settleInput(items), now }));
       const settled = settledOf(items, rows.map((r) => r.ord));
       await reportSettled(exec, items, settled, paused, now);
       return settled;
@@ -127,10 +127,13 @@ export function deliveryStore(client: SQL): DeliveryStore {
       return [[...counts.keys()], [...counts.values()]];
     };
     const [seqs, counts] = busy([]);
-    const claiming = [seqs, counts, req.limit, req.perListener, req.limit, token, expires, req.wantsNextDue !== false];
+    const claiming = {
+      busy_seqs: seqs, busy_counts: counts, now, window: req.limit, per_listener: req.perListener, limit: req.limit, token, expires,
+      want_next: req.wantsNextDue !== false,
+    };
     const rows = items.length === 0
-      ? await run<DetailRow & { settled?: number[] }>(Q.CLAIM, [claiming[0], claiming[1], now, ...claiming.slice(2)])
-      : await run<DetailRow & { settled?: number[] }>(Q.COMPLETE_AND_CLAIM, [settleInput(items), now, ...claiming]);
+      ? await run<DetailRow & { settled?: number[] }>(Q.CLAIM, Q.bind(Q.CLAIM_PARAMS, claiming))
+      : await run<DetailRow & { settled?: number[] }>(Q.COMPLETE_AND_CLAIM, Q.bind(Q.COMPLETE_AND_CLAIM_PARAMS, { ...claiming, input: settleInput(items) }));
     const settled = settledOf(items, rows[0]?.settled ?? []);
     const claimed = leasedRows(rows, token, now);
     const nextDueAt = numOrNull(rows[0]?.next_due);
@@ -139,7 +142,9 @@ export function deliveryStore(client: SQL): DeliveryStore {
     // costs a statement each; the others wait at most FAIR_PAUSE_MS longer instead.
     if (claimed.length < req.limit && num(rows[0]?.seen) >= req.limit && now >= fairAfter) {
       const [more, moreCounts] = busy(claimed);
-      const fair = await run<DetailRow>(Q.FAIR_CLAIM, [more, moreCounts, now, req.limit - claimed.length, req.perListener, token, expires]);
+      const fair = await run<DetailRow>(Q.FAIR_CLAIM, Q.bind(Q.FAIR_CLAIM_PARAMS, {
+        busy_seqs: more, busy_counts: moreCounts, now, room: req.limit - claimed.length, per_listener: req.perListener, token, expires,
+      }));
       claimed.push(...leasedRows(fair, token, now));
       fairAfter = fair.some((r) => r.id !== null) ? 0 : now + FAIR_PAUSE_MS;
     }

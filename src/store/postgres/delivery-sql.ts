@@ -37,6 +37,14 @@ export function positional(text: string, names: readonly string[]): string {
   });
 }
 
+/**
+ * A statement's values in the order of its parameter names, from an object keyed by those names: a missing or
+ * misspelled name does not compile, so the order of the array can never drift from the statement's.
+ */
+export function bind<const N extends readonly string[]>(names: N, values: { [K in N[number]]: unknown }): unknown[] {
+  return names.map((name: N[number]) => values[name]);
+}
+
 export const CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "window", "per_listener", "limit", "token", "expires", "want_next"] as const;
 
 /**

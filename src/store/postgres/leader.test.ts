@@ -3,13 +3,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Leadership } from "./leader.ts";
 import { parsePostgresUrl } from "./url.ts";
 import { createTestDatabase, postgresAvailable, withTestDatabase, type TestDatabase } from "../../../test/support/postgres.ts";
+import { waitFor } from "../../../test/support/wait.ts";
 
-/** Asks again until true, for at most a few seconds; the last answer. */
-async function until(ask: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + 5_000;
-  while (!(await ask()) && Date.now() < deadline) await Bun.sleep(10);
-  return ask();
-}
 
 describe.if(await postgresAvailable())("leadership", () => {
   let database: TestDatabase | undefined;
@@ -41,7 +36,8 @@ describe.if(await postgresAvailable())("leadership", () => {
       await withTestDatabase(database!.url, (sql) =>
         sql`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'fanout test leader%' AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 9)`);
       expect(await a.lead()).toBe(false); // its session is gone, and the lock with it
-      expect(await until(() => b.lead())).toBe(true); // another instance takes over once the server let the session go
+      // Another instance takes over once the server let the session go.
+      await waitFor(() => b.lead(), 5_000, () => "the other instance never took the lock");
       expect(await a.lead()).toBe(false);
       await b.close();
       expect(await a.lead()).toBe(true); // a new session of its own

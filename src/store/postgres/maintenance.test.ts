@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { openPostgresStore, type PostgresStore } from "./index.ts";
 import { refreshStatistics, removeDeadRows } from "./maintenance.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "../../../test/support/postgres.ts";
+import { waitFor } from "../../../test/support/wait.ts";
 
 describe.if(await postgresAvailable())("maintenance", () => {
   let database: TestDatabase | undefined;
@@ -20,17 +21,17 @@ describe.if(await postgresAvailable())("maintenance", () => {
     const queue = await store.queues.create(org, { name: "q", schema: null, schemaId: null }, 1, actor);
     await store.listeners.create(org, queue.id, { name: "l", notifyUrl: "http://127.0.0.1/n", livenessUrl: "http://127.0.0.1/l", secret: "s" }, 1, actor);
     await Promise.all(Array.from({ length: 300 }, (_, i) => store!.messages.publish(org, queue.id, { name: null, data: "1" }, 2 + i, actor)));
-    // The statistics collector reports changes with a short delay: wait until it knows of them.
+    // The statistics collector reports changes with a delay (an idle connection flushes its counts within 10 s):
+    // wait until it knows of them.
     const changed = async () => (await store!.client`SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE relname = 'deliveries'`)[0]?.n;
-    let deadline = Date.now() + 5_000;
-    while (Number(await changed()) < 300 && Date.now() < deadline) await Bun.sleep(50);
+    const known = async () => Number(await changed()) >= 300;
+    await waitFor(known, 15_000, () => "the statistics never counted the changes");
     const analyzedAt = Date.now();
     expect((await refreshStatistics(store.client, analyzedAt)).sort()).toEqual(["deliveries", "events", "messages"]);
     expect(await refreshStatistics(store.client, analyzedAt)).toEqual([]);
     // Changed beyond the threshold again: analyzed once 30 s have passed, not before.
     await Promise.all(Array.from({ length: 300 }, (_, i) => store!.messages.publish(org, queue.id, { name: null, data: "1" }, 400 + i, actor)));
-    deadline = Date.now() + 5_000;
-    while (Number(await changed()) < 300 && Date.now() < deadline) await Bun.sleep(50);
+    await waitFor(known, 15_000, () => "the statistics never counted the changes");
     expect(await refreshStatistics(store.client, analyzedAt + 20_000)).toEqual([]);
     expect((await refreshStatistics(store.client, analyzedAt + 31_000)).sort()).toEqual(["deliveries", "events", "messages"]);
   });
@@ -49,8 +50,7 @@ describe.if(await postgresAvailable())("maintenance", () => {
         messageId: c.message.id, attempt: 1, next: { state: "acknowledged" as const }, record: { attemptedAt: 20_000, statusCode: 200, durationMs: 1, error: null, response: null } })), 20_000);
     }
     const dead = async () => Number((await store!.client`SELECT n_dead_tup AS n FROM pg_stat_user_tables WHERE relname = 'deliveries'`)[0]?.n);
-    const deadline = Date.now() + 5_000;
-    while ((await dead()) < 12_000 && Date.now() < deadline) await Bun.sleep(50);
+    await waitFor(async () => (await dead()) >= 12_000, 15_000, () => "the statistics never counted the dead rows");
     expect(await removeDeadRows(store!.client, Date.now())).toContain("deliveries");
     expect(await removeDeadRows(store!.client, Date.now())).not.toContain("deliveries");
   });

@@ -5,10 +5,9 @@ import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { PortalSession, PortalSessionStore } from "../index.ts";
-import { checkQueueListeners, listenersBySession, portalSessionRow, toPortalSession } from "../rows.ts";
+import { checkQueueListeners, listenersBySession, newPortalSession, toPortalSession } from "../rows.ts";
 
 type Row = typeof portalSessions.$inferSelect;
 type Joined = { session: Row; queueName: string };
@@ -52,11 +51,12 @@ export function portalSessionStore({ db, write }: Conn): PortalSessionStore {
             .where(and(eq(listeners.queueId, queue.id), inArray(listeners.id, named.map(lookupId))));
           checkQueueListeners(named, found.map((l) => l.id));
         }
-        const row = portalSessionRow(newId("portal_session", now), orgId, input, now);
+        const row = newPortalSession(orgId, input, now);
         await tx.insert(portalSessions).values(row);
         if (named.length) await tx.insert(portalSessionListeners).values(named.map((listenerId) => ({ sessionId: row.id, listenerId })));
+        const session = await findIn(tx, orgId, row.id);
         await recordEvent(tx, orgId, "portal_session_added", now, actor, { queue, portalSession: { id: row.id } });
-        return findIn(tx, orgId, row.id);
+        return session;
       }),
     list: (orgId, visible, page) =>
       guarded(async () => {

@@ -2,9 +2,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Database } from "bun:sqlite";
 import { openDatabase } from "./db.ts";
 import { startCheckpoints, walBytes, walLog } from "./checkpoints.ts";
-import { waitFor } from "../../../test/e2e/harness.ts";
+import { waitFor } from "../../../test/support/wait.ts";
 import { mountTmpfs } from "../../../test/tmpfs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-checkpoints-"));
@@ -36,21 +37,22 @@ test("under steady writes the WAL is restarted and reused, not cut, and cut once
   const stop = startCheckpoints(db, path, { failed: (_cause, e) => { throw e; }, recovered() {} });
   try {
     let cut = false;
-    let restarted = false;
+    let restarts = 0;
     let most = 0;
     let rows = 0;
-    // 1 MB per 10 ms write: the 4 MiB threshold is crossed every few ticks.
-    for (const until = performance.now() + 1500; performance.now() < until; rows += 250) {
-      if (rows > 0 && walBytes(path) === 0) cut = true; // the timer ran during the sleep
+    // 1 MB at each look of waitFor, at most 20 ms apart: the 4 MiB threshold is crossed every few looks, and
+    // no two of the timer's ticks (50 ms apart) pass without a write, so the WAL is never idle.
+    await waitFor(() => {
+      if (rows > 0 && walBytes(path) === 0) cut = true;
       db.transaction(() => {
         for (let i = 0; i < 250; i++) db.run("INSERT INTO t VALUES (?)", ["x".repeat(4000)]);
       })();
+      rows += 250;
       const frames = walLog(path)!.frames;
-      if (frames < most) restarted = true;
+      if (frames < most) restarts++;
       most = Math.max(most, frames);
-      await Bun.sleep(10);
-    }
-    expect(restarted).toBe(true);
+      return restarts >= 3;
+    }, 10_000, () => `${restarts} restarts of the WAL in ${rows} rows`);
     expect(cut).toBe(false);
     await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);
     expect((db.query("SELECT count(*) AS n FROM t").get() as { n: number }).n).toBe(rows);
@@ -76,6 +78,17 @@ test("the timer folds the WAL back into the database and cuts it to nothing", as
   }
 });
 
+/** Counts the checkpoints `db` starts: every round of the timer that is due begins with a PASSIVE one. */
+function countCheckpoints(db: Database): () => number {
+  let started = 0;
+  const run = db.run.bind(db);
+  db.run = ((sql: string, ...rest: never[]) => {
+    if (sql.includes("wal_checkpoint(PASSIVE)")) started++;
+    return run(sql, ...rest);
+  }) as Database["run"];
+  return () => started;
+}
+
 /** What a checkpoint timer reported, as lines. */
 function recorder() {
   const lines: string[] = [];
@@ -97,12 +110,13 @@ test("a checkpoint that fails is reported once, and the timer goes on trying", a
   db.close();
   expect(walBytes(path)).toBeGreaterThan(0);
   const { lines, errors, report } = recorder();
+  const tries = countCheckpoints(db);
   const stop = startCheckpoints(db, path, report);
   try {
     await waitFor(() => lines.length >= 1, 5000, () => "no failure reported");
     expect(errors[0]).toBeInstanceOf(Error);
     // Tries go on twice a second; two of them later, the failure is still the one line.
-    await Bun.sleep(1_100);
+    await waitFor(() => tries() >= 3, 5000, () => `${tries()} tries`);
     expect(lines).toEqual(["failed: checkpoint failed"]);
   } finally {
     stop();
@@ -124,9 +138,10 @@ describe("on a full disk", () => {
       db.run("CREATE TABLE t (x TEXT)");
       for (let i = 0; i < 40; i++) db.run("INSERT INTO t VALUES (?)", ["x".repeat(4000)]);
       disk!.fill();
+      const tries = countCheckpoints(db);
       stop = startCheckpoints(db, path, report);
       await waitFor(() => lines.length >= 1, 5000, () => "no failure reported");
-      await Bun.sleep(1_100); // two more tries
+      await waitFor(() => tries() >= 3, 5000, () => `${tries()} tries`); // two more, reported by nothing
       expect(lines).toEqual(["failed: disk full"]);
       disk!.free();
       await waitFor(() => walBytes(path) === 0, 5000, () => `the WAL is still ${walBytes(path)} bytes`);

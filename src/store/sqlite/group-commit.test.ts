@@ -7,6 +7,7 @@ import { AppError, notFound, StorageUnavailable } from "../../lib/errors.ts";
 import { asStorageError } from "./writability.ts";
 import { mountTmpfs } from "../../../test/tmpfs.ts";
 import { tempFolder } from "../../../test/support/temp.ts";
+import { waitFor } from "../../../test/support/wait.ts";
 
 function open(path: string) {
   const db = new Database(path, { create: true });
@@ -121,16 +122,31 @@ test("a unit alone that throws rolls back its own transaction only", async () =>
   expect(db.inTransaction).toBe(false);
 });
 
+/** Counts the BEGINs tried on `db`: each is one look at the write lock. */
+function countBegins(db: Database): () => number {
+  let begins = 0;
+  const run = db.run.bind(db);
+  db.run = ((sql: string, ...rest: never[]) => {
+    if (sql.startsWith("BEGIN")) begins++;
+    return run(sql, ...rest);
+  }) as Database["run"];
+  return () => begins;
+}
+
 test("a database locked by another connection is waited for without blocking the event loop", async () => {
   const { db, path } = fresh();
   const other = open(path);
   other.run("BEGIN IMMEDIATE");
+  const begins = countBegins(db);
   const commits = new GroupCommit(db, 2000);
-  const write = commits.run(() => db.run("INSERT INTO t (v) VALUES (1)"));
+  let settled = false;
+  const write = commits.run(() => db.run("INSERT INTO t (v) VALUES (1)")).finally(() => (settled = true));
   let ticks = 0;
-  const timer = setInterval(() => ticks++, 5);
-  await Bun.sleep(100);
-  expect(ticks).toBeGreaterThan(5); // the loop kept running while the write waited
+  const timer = setInterval(() => ticks++, 1);
+  // A BEGIN that slept in SQLite's busy handler would hold this thread, and these timers, for the whole 2 s
+  // busy timeout each time, and the batch would fail with 503 before ten of them had fired.
+  await waitFor(() => ticks >= 10 && begins() >= 3, 10_000, () => `${ticks} ticks and ${begins()} BEGINs`);
+  expect(settled).toBe(false);
   other.run("COMMIT");
   await write;
   clearInterval(timer);
@@ -142,10 +158,12 @@ test("with a lock signal, a busy batch waits for the other writer's release and 
   const other = open(path);
   const signal = new LockSignal();
   other.run("BEGIN IMMEDIATE");
+  const begins = countBegins(db);
   const commits = new GroupCommit(db, 2000, undefined, signal);
   let done = false;
   const write = commits.run(() => db.run("INSERT INTO t (v) VALUES (1)")).then(() => (done = true));
-  await Bun.sleep(50);
+  // Three BEGINs found the lock taken: the write has been refused, and waits.
+  await waitFor(() => begins() >= 3, 10_000, () => `only ${begins()} BEGINs`);
   expect(done).toBe(false);
   other.run("COMMIT");
   signal.released();

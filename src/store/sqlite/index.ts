@@ -45,7 +45,12 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
   const where = resolveLocation(location);
   makePrivate(where.path);
   const sqlite = openDatabase(where.path, options.durability, where.temporary);
-  if (options.migrate !== false) applyMigrations(sqlite);
+  try {
+    if (options.migrate !== false) applyMigrations(sqlite);
+  } catch (e) {
+    sqlite.close(); // a refused database is left as it was found, without a -wal or -shm beside it
+    throw e;
+  }
   const lockSignal = new LockSignal();
   const events = options.events ?? (options.log && new LogEvents(options.log));
   const clock = options.clock ?? systemClock;

@@ -3,14 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LockSignal } from "./lock-signal.ts";
-import { waitFor } from "../../../test/e2e/harness.ts";
+import { waitFor } from "../../../test/support/wait.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-signal-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Settles to "released" or, if the wait is still on after `ms`, "waiting". */
-const stateAfter = (wait: Promise<void>, ms: number) =>
-  Promise.race([wait.then(() => "released"), Bun.sleep(ms).then(() => "waiting")]);
 
 test("a waiter wakes when another thread gives the lock back, and not before", async () => {
   const signal = new LockSignal();
@@ -19,10 +15,13 @@ test("a waiter wakes when another thread gives the lock back, and not before", a
   writeFileSync(script, `self.onmessage = (e) => { const a = new Int32Array(e.data); Atomics.add(a, 0, 1); Atomics.notify(a, 0); };`);
   const thread = new Worker(script);
   try {
-    const wait = signal.releasedSince(signal.count, 60_000);
-    expect(await stateAfter(wait, 100)).toBe("waiting");
+    let released = false;
+    const wait = signal.releasedSince(signal.count, 60_000).then(() => (released = true));
+    // A second waiter bounded at 20 ms ends by its time first: the first was not woken meanwhile.
+    await waitFor(signal.releasedSince(signal.count, 20), 5_000, () => "the bounded wait never ended");
+    expect(released).toBe(false);
     thread.postMessage(signal.buffer);
-    expect(await stateAfter(wait, 5_000)).toBe("released");
+    await waitFor(wait, 5_000, () => "the release did not wake the waiter");
     expect(signal.count).toBe(1);
   } finally {
     thread.terminate();
@@ -33,7 +32,7 @@ test("a release between reading the count and waiting is not missed", async () =
   const signal = new LockSignal();
   const count = signal.count;
   signal.released();
-  expect(await stateAfter(signal.releasedSince(count, 60_000), 5_000)).toBe("released");
+  await waitFor(signal.releasedSince(count, 60_000), 5_000, () => "the wait missed the release");
 });
 
 test("without a release the wait ends after its time", async () => {

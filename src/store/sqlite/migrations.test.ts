@@ -7,6 +7,8 @@ import { applyMigrations } from "./migrations.ts";
 import { migrations } from "./migrations.gen.ts";
 import { openDatabase } from "./db.ts";
 import { deliveryStore } from "./deliveries.ts";
+import { DatabaseTooNew } from "../newer-database.ts";
+import { fullVersion } from "../../version.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -92,5 +94,39 @@ test("applying again changes nothing", () => {
   applyMigrations(db);
   expect(applyMigrations(db)).toBe(0);
   expect(count(db, "messages")).toBe(3);
+  db.close();
+});
+
+test("each migration applied records the fanout that applied it; rows from before stay without one", () => {
+  const db = firstReleaseDatabase();
+  applyMigrations(db);
+  const rows = db.query<{ created_at: number; fanout_version: string | null }, []>("SELECT created_at, fanout_version FROM __drizzle_migrations ORDER BY id").all();
+  expect(rows).toEqual(migrations.map((m, i) => ({ created_at: m.when, fanout_version: i === 0 ? null : fullVersion() })));
+  db.close();
+});
+
+test("a database with a migration dated after this fanout's newest is refused before anything is written", () => {
+  const db = firstReleaseDatabase();
+  const later = migrations.at(-1)!.when + 1;
+  db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('newer', ?)", [later]);
+  const schema = () => db.query("SELECT name, sql FROM sqlite_master ORDER BY name").all();
+  const before = schema();
+  expect(() => applyMigrations(db)).toThrow(DatabaseTooNew);
+  // Not even the version column: the refused database is the one a newer fanout left.
+  expect(schema()).toEqual(before);
+  expect(db.inTransaction).toBe(false);
+  expect(db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()!.foreign_keys).toBe(1);
+  db.close();
+});
+
+test("the refusal names the fanout that applied the newest migration it records", () => {
+  const db = firstReleaseDatabase();
+  applyMigrations(db);
+  const newest = migrations.at(-1)!.when;
+  db.run("INSERT INTO __drizzle_migrations (hash, created_at, fanout_version) VALUES ('a', ?, '0.2.0 (aaaaaaa)'), ('b', ?, NULL)", [newest + 1, newest + 2]);
+  expect(() => applyMigrations(db)).toThrow(
+    `the database ${db.filename} was migrated by fanout 0.2.0 (aaaaaaa), newer than this fanout ${fullVersion()}: 2 of its migrations are unknown here; ` +
+      "run the newer fanout, or restore a backup taken before the upgrade",
+  );
   db.close();
 });

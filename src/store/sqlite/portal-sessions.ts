@@ -2,10 +2,9 @@ import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
 import { listeners, portalSessionListeners, portalSessions, queues } from "./schema.ts";
 import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue } from "./queues.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { PortalSession, PortalSessionStore } from "../index.ts";
-import { checkQueueListeners, listenersBySession, portalSessionRow, toPortalSession } from "../rows.ts";
+import { checkQueueListeners, listenersBySession, newPortalSession, toPortalSession } from "../rows.ts";
 
 type Row = typeof portalSessions.$inferSelect;
 type Joined = { session: Row; queueName: string };
@@ -50,11 +49,12 @@ export function portalSessionStore({ db, write }: Conn): PortalSessionStore {
             .where(and(eq(listeners.queueId, queue.id), inArray(listeners.id, named))).all();
           checkQueueListeners(named, found.map((l) => l.id));
         }
-        const row = portalSessionRow(newId("portal_session", now), orgId, input, now);
+        const row = newPortalSession(orgId, input, now);
         tx.insert(portalSessions).values(row).run();
         if (named.length) tx.insert(portalSessionListeners).values(named.map((listenerId) => ({ sessionId: row.id, listenerId }))).run();
+        const session = findIn(tx, orgId, row.id);
         recordEvent(tx, orgId, "portal_session_added", now, actor, { queue, portalSession: { id: row.id } });
-        return findIn(tx, orgId, row.id);
+        return session;
       });
     },
     async list(orgId, visible, page) {

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isBusy, whenUnlocked } from "./write-lock.ts";
 import { LockSignal } from "./lock-signal.ts";
+import { waitFor } from "../../../test/support/wait.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fanout-lock-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,15 +30,17 @@ function lockedByAnother(name: string) {
 test("a write waits for another connection's lock while the event loop goes on, then commits", async () => {
   const { db, other } = lockedByAnother("wait.db");
   let ticks = 0;
-  const timer = setInterval(() => ticks++, 2);
-  const write = whenUnlocked(db, () => db.run("INSERT INTO t (v) VALUES (1)"));
-  await Bun.sleep(60);
-  const ticksWhileLocked = ticks;
+  const timer = setInterval(() => ticks++, 1);
+  let tries = 0;
+  let settled = false;
+  const write = whenUnlocked(db, () => (tries++, db.run("INSERT INTO t (v) VALUES (1)"))).finally(() => (settled = true));
+  // bun:sqlite's own busy handler would sleep on this thread for the connection's 5 s at each try: no timer could
+  // fire meanwhile, and ten of them would take longer than the wait allows.
+  await waitFor(() => ticks >= 10 && tries >= 3, 10_000, () => `${ticks} ticks and ${tries} tries`);
+  expect(settled).toBe(false);
   other.run("COMMIT");
   await write;
   clearInterval(timer);
-  // bun:sqlite's own busy handler would have slept on this thread: no timer could have fired.
-  expect(ticksWhileLocked).toBeGreaterThan(5);
   expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM t").get()!.n).toBe(1);
   // The connection's own timeout is back for everything else.
   expect(db.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()!.timeout).toBe(5000);
@@ -46,8 +49,9 @@ test("a write waits for another connection's lock while the event loop goes on, 
 test("a write tells the lock signal once it has given the lock back; its busy tries do not", async () => {
   const { db, other } = lockedByAnother("signal.db");
   const signal = new LockSignal();
-  const write = whenUnlocked(db, () => db.run("INSERT INTO t (v) VALUES (1)"), signal);
-  await Bun.sleep(30);
+  let tries = 0;
+  const write = whenUnlocked(db, () => (tries++, db.run("INSERT INTO t (v) VALUES (1)")), signal);
+  await waitFor(() => tries >= 3, 10_000, () => `only ${tries} tries`);
   expect(signal.count).toBe(0);
   other.run("COMMIT");
   await write;
