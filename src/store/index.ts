@@ -310,6 +310,11 @@ export interface MessageStore {
   get(orgId: string, queueId: string, id: string): Promise<Message>;
   deliveries(orgId: string, queueId: string, id: string): Promise<DeliveryStatus[]>;
   attempts(orgId: string, queueId: string, id: string): Promise<Attempt[]>;
+  /**
+   * The newest `limit` messages of the queue fanned out to one of these listeners (null: any of its listeners),
+   * newest first: what a portal session's customer has received (docs/portal.md).
+   */
+  received(orgId: string, queueId: string, listenerIds: readonly string[] | null, limit: number): Promise<Message[]>;
   rename(orgId: string, queueId: string, id: string, name: string | null, now: number, actor: Actor): Promise<Message>;
   /** Pending deliveries of it stop with it. */
   delete(orgId: string, queueId: string, id: string, now: number, actor: Actor): Promise<void>;

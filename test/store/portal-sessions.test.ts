@@ -1,7 +1,8 @@
 /**
  * Conformance: portal sessions (docs/portal.md) and a listener's own list of deliveries. A session names its queue's
  * listeners or all of them, a listener made through it joins it, revoking keeps the row, the sweep removes ended
- * rows, and every change records its usage event with the session, not a key, as the actor of a portal's writes.
+ * rows, and every change records its usage event with the session, not a key, as the actor of a portal's writes;
+ * and what the portal reads beside: a listener's deliveries, and the messages some listeners received.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { storeBackends } from "./backends.ts";
@@ -150,6 +151,19 @@ for (const backend of storeBackends()) {
         lastStatus: 204, lastError: null, cycle: 1, updatedAt: clock.now() + 20,
       }]);
       expect(await failure(store.listeners.deliveries(other, queue.id, a.id, page))).toMatchObject({ status: 404 });
+    });
+
+    test("the messages some listeners received: newest first, the queue's others left out", async () => {
+      const [a, b] = [await listener("a"), await listener("b")];
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await store.messages.publish(org, queue.id, { name: `m${i}`, data: "{}" }, clock.now() + i, actor)).id);
+      const onlyB = (await store.messages.publish(org, queue.id, { name: "to-b", data: "{}", listenerId: b.id }, clock.now() + 5, actor)).id;
+      await store.deliveries.claimDue(request, clock.now() + 10); // SQLite fans out at the claim
+      expect((await store.messages.received(org, queue.id, [a.id], 2)).map((m) => m.id)).toEqual([ids[2], ids[1]]);
+      expect((await store.messages.received(org, queue.id, [a.id], 10)).map((m) => m.name)).toEqual(["m2", "m1", "m0"]);
+      expect((await store.messages.received(org, queue.id, null, 10)).map((m) => m.id)).toEqual([onlyB, ids[2], ids[1], ids[0]]);
+      expect(await store.messages.received(org, queue.id, [], 10)).toEqual([]);
+      expect(await failure(store.messages.received(other, queue.id, [a.id], 10))).toMatchObject({ status: 404 });
     });
   });
 }

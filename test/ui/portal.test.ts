@@ -178,17 +178,23 @@ browserSuite()("the portal in a browser", () => {
     expect(replay).toMatchObject({ api_key: null, portal_session: { id: ids.session } });
   });
 
-  test("changes a listener's settings; the server's refusal is shown as it is", async () => {
-    await card("acme-staging").getByRole("button", { name: "Settings" }).click();
-    await card("acme-staging").locator("input[name=settings-rate-limit]").fill("5");
-    await card("acme-staging").locator("textarea[name=settings-filter]").fill('{"names": ["parcel.*"]}');
-    await card("acme-staging").getByRole("button", { name: "Save" }).click();
+  test("edits a listener: its filter, counted over what it received, and its pace; a refusal is shown as the API's", async () => {
+    // A message to another customer's listener only: the queue holds three, this customer's listeners got two.
+    await api().call("POST", `/v1/queues/${ids.queue}/listeners/${ids.other}/test`, undefined, 202);
+    await card("acme-staging").getByRole("button", { name: "Settings…" }).click();
+    await card("acme-staging").locator("textarea[name=filter-names]").fill("parcel.*");
+    await see('[data-listener="acme-staging"] .filter-trial', "Would receive 1 of the last 2 messages.");
+    await card("acme-staging").getByRole("button", { name: "Save filter" }).click();
+    await see('[data-listener="acme-staging"] .notice-ok', "Filter saved");
+    await card("acme-staging").getByRole("button", { name: "Edit…" }).click();
+    await card("acme-staging").locator("input[name=edit-rate-limit]").fill("5");
+    await card("acme-staging").getByRole("button", { name: "Save", exact: true }).click();
     await see('[data-listener="acme-staging"] .notice-ok', "Saved.");
     expect(await api().listenerView(ids.queue, ids.added)).toMatchObject({ rate_limit: 5, filter: { names: ["parcel.*"] } });
     await shoot("settings");
-    await card("acme-staging").locator("textarea[name=settings-filter]").fill('{"names": []}');
-    await card("acme-staging").getByRole("button", { name: "Save" }).click();
-    await see('[data-listener="acme-staging"] [role=alert]', "/filter/names");
+    await card("acme-staging").locator("input[name=edit-name]").fill("self");
+    await card("acme-staging").getByRole("button", { name: "Save", exact: true }).click();
+    await see('[data-listener="acme-staging"] [role=alert]', "/name");
   });
 
   test("a page of another origin cannot frame it: the browser refuses by the page's policy", async () => {
@@ -225,7 +231,7 @@ browserSuite()("the portal in a browser", () => {
     await see(".page-sub", "view only");
     await see('[data-listener="another-customer"]');
     await see('[data-listener="acme-staging"] .delivery-summary', "fanout.test");
-    for (const name of ["Add listener", "Pause", "Delete", "Replay…", "Send a test message", "Signing secret", "Settings"]) {
+    for (const name of ["Add listener", "Pause", "Delete", "Replay…", "Settings…", "Send a test message", "Signing secret", "Edit…"]) {
       expect({ name, count: await frame().getByRole("button", { name, exact: true }).count() }).toEqual({ name, count: 0 });
     }
     await shoot("view-only");

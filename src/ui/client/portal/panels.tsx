@@ -1,6 +1,7 @@
 /**
  * What the portal adds under each listener card: its recent deliveries with their attempts, and, when the session
- * may manage, a test message, the signing secret (reveal, rotate) and its settings.
+ * may manage, a test message, the signing secret (reveal, rotate) and its name, URLs and pace (the card's own
+ * settings hold its filter and headers).
  */
 import { useState } from "preact/hooks";
 import { call, enc } from "../lib/api.ts";
@@ -10,18 +11,16 @@ import { Done, ErrorBox } from "../parts/notices.tsx";
 import type { Listener } from "../views/listener-card.tsx";
 import type { Queue } from "../views/queue.tsx";
 import { RecentDeliveries } from "./deliveries.tsx";
-import { SettingsForm } from "./settings.tsx";
+import { EditForm } from "./edit-form.tsx";
 
 export type PortalListener = Listener & {
-  filter?: Record<string, unknown> | null;
-  headers?: Record<string, string> | null;
   rate_limit?: number | null;
   concurrency?: number | null;
   ordering?: "unordered" | "fifo";
 };
 
 type PanelProps = { queue: Queue; listener: PortalListener; manage: boolean; onChange: () => void };
-type Open = "secret" | "settings" | null;
+type Open = "secret" | "edit" | null;
 
 export function ListenerPanels({ queue, listener: l, manage, onChange }: PanelProps) {
   const path = `/v1/queues/${enc(queue.id)}/listeners/${enc(l.id)}`;
@@ -41,13 +40,13 @@ export function ListenerPanels({ queue, listener: l, manage, onChange }: PanelPr
         <div class="actions portal-actions">
           <button type="button" class="btn btn-small btn-primary" disabled={test.busy} onClick={sendTest}>Send a test message</button>
           <button type="button" class="btn btn-small" aria-expanded={open === "secret"} onClick={() => toggle("secret")}>Signing secret</button>
-          <button type="button" class="btn btn-small" aria-expanded={open === "settings"} onClick={() => toggle("settings")}>Settings</button>
+          <button type="button" class="btn btn-small" aria-expanded={open === "edit"} onClick={() => toggle("edit")}>Edit…</button>
         </div>
       )}
       <ErrorBox error={test.error} context="The test message was not sent" />
       <Done>{test.done}</Done>
       {open === "secret" && <SecretPanel path={`${path}/secret`} onClose={() => setOpen(null)} />}
-      {open === "settings" && <SettingsForm path={path} listener={l} onSaved={onChange} onClose={() => setOpen(null)} />}
+      {open === "edit" && <EditForm path={path} listener={l} onSaved={onChange} onClose={() => setOpen(null)} />}
       <RecentDeliveries queue={queue} listener={l} manage={manage} refresh={sent} />
     </div>
   );

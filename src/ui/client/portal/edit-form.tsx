@@ -1,24 +1,22 @@
 /**
- * A listener's settings in the portal: its name and URLs, which messages it takes (filter), the headers it is
- * called with, and its pace. Only what changed is sent (`PUT`); the server checks it all and names each problem.
- * The filter and headers are edited as JSON here.
+ * A listener's name, URLs and pace in the portal (its filter and headers are the card's own settings). Only what
+ * changed is sent (`PUT`); the server checks it all and names each problem.
  */
 import { useState } from "preact/hooks";
-import { ApiError, call } from "../lib/api.ts";
+import { call } from "../lib/api.ts";
 import { useAction } from "../lib/poll.ts";
-import { Field, parseJson, value } from "../parts/fields.tsx";
+import { Field, value } from "../parts/fields.tsx";
 import { Done, ErrorBox } from "../parts/notices.tsx";
 import type { PortalListener } from "./panels.tsx";
 
 type Props = { path: string; listener: PortalListener; onSaved: () => void; onClose: () => void };
 
-const jsonText = (v: unknown) => (v === null || v === undefined ? "" : JSON.stringify(v, null, 2));
 const numberText = (v: number | null | undefined) => (v === null || v === undefined ? "" : String(v));
 
 function initial(l: PortalListener) {
   return {
     name: l.name, notify_url: l.notify_url, liveness_url: l.liveness_url, rate_limit: numberText(l.rate_limit),
-    concurrency: numberText(l.concurrency), ordering: l.ordering ?? "unordered", filter: jsonText(l.filter), headers: jsonText(l.headers),
+    concurrency: numberText(l.concurrency), ordering: l.ordering ?? "unordered",
   };
 }
 type Form = ReturnType<typeof initial>;
@@ -30,19 +28,10 @@ function changes(form: Form, before: Form): Record<string, unknown> {
   for (const field of ["rate_limit", "concurrency"] as const) {
     if (form[field].trim() !== before[field]) body[field] = form[field].trim() === "" ? null : Number(form[field]);
   }
-  for (const [field, what] of [["filter", "The filter"], ["headers", "The headers"]] as const) {
-    if (form[field].trim() === before[field].trim()) continue;
-    if (form[field].trim() === "") body[field] = null;
-    else {
-      const parsed = parseJson(form[field], what);
-      if (!parsed.ok) throw new ApiError(0, parsed.message);
-      body[field] = parsed.value;
-    }
-  }
   return body;
 }
 
-export function SettingsForm({ path, listener, onSaved, onClose }: Props) {
+export function EditForm({ path, listener, onSaved, onClose }: Props) {
   const [before] = useState(() => initial(listener));
   const [form, setForm] = useState(before);
   const action = useAction();
@@ -58,29 +47,23 @@ export function SettingsForm({ path, listener, onSaved, onClose }: Props) {
     });
   };
   return (
-    <form class="form portal-section settings" onSubmit={submit} aria-label="Settings">
-      <h4 class="portal-section-title">Settings</h4>
+    <form class="form portal-section portal-edit" onSubmit={submit} aria-label="Name, URLs and pace">
+      <h4 class="portal-section-title">Name, URLs and pace</h4>
       <div class="form-grid">
-        <Field label="Name"><input name="settings-name" required maxLength={128} value={form.name} onInput={set("name")} /></Field>
+        <Field label="Name"><input name="edit-name" required maxLength={128} value={form.name} onInput={set("name")} /></Field>
         <Field label="Ordering" hint="In order: one message at a time, each after the one before has been delivered or given up.">
-          <select name="settings-ordering" value={form.ordering} onChange={set("ordering")}>
+          <select name="edit-ordering" value={form.ordering} onChange={set("ordering")}>
             <option value="unordered">Any order</option>
             <option value="fifo">In order (FIFO)</option>
           </select>
         </Field>
-        <Field label="Notify URL" wide><input name="settings-notify-url" type="url" required value={form.notify_url} onInput={set("notify_url")} /></Field>
-        <Field label="Liveness URL" wide><input name="settings-liveness-url" type="url" required value={form.liveness_url} onInput={set("liveness_url")} /></Field>
+        <Field label="Notify URL" wide><input name="edit-notify-url" type="url" required value={form.notify_url} onInput={set("notify_url")} /></Field>
+        <Field label="Liveness URL" wide><input name="edit-liveness-url" type="url" required value={form.liveness_url} onInput={set("liveness_url")} /></Field>
         <Field label="Rate limit" hint="Deliveries started per second at most; empty: no limit.">
-          <input name="settings-rate-limit" type="number" min={1} max={10000} value={form.rate_limit} onInput={set("rate_limit")} />
+          <input name="edit-rate-limit" type="number" min={1} max={10000} value={form.rate_limit} onInput={set("rate_limit")} />
         </Field>
         <Field label="Concurrency" hint="Requests in flight at most; empty: the server's default.">
-          <input name="settings-concurrency" type="number" min={1} max={256} value={form.concurrency} onInput={set("concurrency")} />
-        </Field>
-        <Field label="Filter (JSON)" hint='Which messages it takes, e.g. {"names": ["order.*"]}; empty: every message.' wide>
-          <textarea name="settings-filter" class="mono" rows={3} value={form.filter} onInput={set("filter")} />
-        </Field>
-        <Field label="Headers (JSON)" hint='Sent with every delivery, e.g. {"authorization": "Bearer …"}; empty: none.' wide>
-          <textarea name="settings-headers" class="mono" rows={2} value={form.headers} onInput={set("headers")} />
+          <input name="edit-concurrency" type="number" min={1} max={256} value={form.concurrency} onInput={set("concurrency")} />
         </Field>
       </div>
       <ErrorBox error={action.error} context="The settings were not saved" />
