@@ -44,8 +44,9 @@ const HEADERS: Record<string, string> = {
 /** `/portal/<id>` or a path below it: the id, and the rest ("" for the page itself). */
 function parse(path: string): { id: string; rest: string } | null {
   const m = /^\/portal\/([^/]+)(\/.*)?$/.exec(path);
-  if (!m) return null;
-  return { id: decodeURIComponent(m[1]!), rest: m[2] ?? "" };
+  // Ids are plain ASCII: a segment that needs decoding names no session, and is not decoded.
+  if (!m || !/^[\w-]{1,64}$/.test(m[1]!)) return null;
+  return { id: m[1]!, rest: m[2] ?? "" };
 }
 
 const frameAncestors = (s: PortalSession | null, now: number) =>
@@ -58,10 +59,6 @@ function sessionView(s: PortalSession, now: number) {
 
 /** The portal's requests, for paths under /portal/ (http/server.ts `isPortalPath`). `assets` is the dashboard's bundle. */
 export function portalHandler(options: PortalOptions, assets: () => Promise<Assets>) {
-  async function lookup(id: string): Promise<PortalSession | null> {
-    // An id too long or odd to be one names nothing, and costs no query.
-    return /^[\w-]{1,64}$/.test(id) ? options.store.portalSessions.find(id) : null;
-  }
 
   return async (request: Request): Promise<Response> => {
     try {
@@ -79,7 +76,7 @@ export function portalHandler(options: PortalOptions, assets: () => Promise<Asse
     if (!where || (where.rest !== "" && where.rest.slice(where.rest.lastIndexOf("/") + 1).includes("."))) {
       return errorResponse(404, "There is no such page in the portal.", undefined, { ...HEADERS, "content-security-policy": policy("'none'") });
     }
-    const session = await lookup(where.id);
+    const session = await options.store.portalSessions.find(where.id);
     const now = options.clock.now();
     if (where.rest === "/session") {
       const headers = { ...HEADERS, "content-security-policy": "default-src 'none'; frame-ancestors 'none'" };

@@ -246,6 +246,10 @@ describe("the portal page", () => {
     expect((await page(`/portal/${s.id}`, "POST")).status).toBe(405);
     expect((await page("/portal/")).status).toBe(404);
     expect((await page(`/portal/${s.id}/app.js`)).status).toBe(404);
+    for (const odd of ["/portal/%zz", "/portal/%zz/session", `/portal/${"x".repeat(65)}`, "/portal/a%2Fb/session"]) {
+      const r = await page(odd);
+      expect({ odd, status: r.status, ancestors: ancestors(r) }).toEqual({ odd, status: 404, ancestors: "'none'" });
+    }
   });
 });
 

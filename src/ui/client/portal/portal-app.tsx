@@ -29,8 +29,8 @@ export type PortalSession = {
 
 /** Once, before the first render: the session's paths and storage, and the token out of the address bar. */
 function boot(): string {
-  const id = decodeURIComponent(location.pathname.split("/")[2] ?? "");
-  setBase(`/portal/${encodeURIComponent(id)}`);
+  const id = location.pathname.split("/")[2] ?? ""; // ids are plain ASCII: nothing to decode
+  setBase(`/portal/${id}`);
   setStorageName(`fanout.portal.${id}`);
   const fragment = location.hash.slice(1);
   if (fragment) {
