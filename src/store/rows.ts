@@ -3,7 +3,7 @@
  * before anything is written. Rows are typed by shape, since each dialect's Drizzle schema types its own.
  */
 import { unprocessable } from "../lib/errors.ts";
-import type { ApiKey, Listener, ListenerInput, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
+import type { ApiKey, Listener, ListenerInput, ListenerLine, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
 
 export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey => ({
   id: r.id,
@@ -74,6 +74,24 @@ export const toListener = (r: ListenerRow, missed: string[]): Listener => ({
   ordering: r.ordering,
   createdAt: r.createdAt,
 });
+
+/**
+ * The head of a FIFO listener's line (deliveries_line): the delivery in flight, else the oldest pending one. `raw`
+ * runs one statement with positional parameters and returns its rows, on either backend.
+ */
+export async function lineOf(raw: (sql: string, params: unknown[]) => unknown[] | Promise<unknown[]>, listenerSeq: number): Promise<ListenerLine> {
+  const head = (state: string) => `SELECT m.id AS "messageId", d.state AS state, d.attempt AS attempts, d.next_attempt_at AS "nextAttemptAt"
+    FROM deliveries d JOIN messages m ON m.seq = d.message_seq
+    WHERE d.listener_seq = $1 AND d.line = 1 AND d.state IN ('pending', 'sending') AND d.state = '${state}' ORDER BY d.message_seq LIMIT 1`;
+  type Head = NonNullable<ListenerLine["head"]>;
+  const [sending] = (await raw(head("sending"), [listenerSeq])) as Head[];
+  const [pending] = sending ? [] : ((await raw(head("pending"), [listenerSeq])) as Head[]);
+  const [count] = (await raw(`SELECT count(*) AS n FROM deliveries
+    WHERE listener_seq = $1 AND line = 1 AND state IN ('pending', 'sending') AND state = 'pending'`, [listenerSeq])) as { n: number | string }[];
+  const row = sending ?? pending;
+  const asHead = (r: Head): Head => ({ ...r, attempts: Number(r.attempts), nextAttemptAt: r.nextAttemptAt === null ? null : Number(r.nextAttemptAt) });
+  return { head: row ? asHead(row) : null, waiting: Number(count?.n ?? 0) };
+}
 
 /** The previous secret is reported only while its grace period lasts. */
 export const toSecrets = (r: { secret: string; previousSecret: string | null; previousSecretUntil: number | null }, now: number): ListenerSecrets =>

@@ -84,6 +84,8 @@ export const listeners = sqliteTable(
     rateLimit: integer("rate_limit"),
     concurrency: integer("concurrency"),
     ordering: text("ordering", { enum: ["unordered", "fifo"] }).notNull().default("unordered"),
+    // The start time the next claimed delivery of a rate-limited listener may take (store/sqlite/pace.ts).
+    rateNextAt: integer("rate_next_at").notNull().default(0),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
@@ -145,10 +147,14 @@ export const deliveries = sqliteTable(
     heldSince: integer("held_since"),
     // 1 for the delivery a publish made; a redelivery or replay starts the next cycle, with a fresh schedule.
     cycle: integer("cycle").notNull().default(1),
+    // 1: its listener is FIFO, so it waits in the listener's line (docs/delivery.md, "Pace and order").
+    line: integer("line").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
+    // A FIFO listener's line: its head (the oldest pending) and whether one is in flight, each one step down.
+    index("deliveries_line").on(t.listenerSeq, t.state, t.messageSeq).where(sql`line = 1 AND state IN ('pending', 'sending')`),
     // The foreign keys' own indexes: deleting a message or a listener finds its deliveries (cascade). A
     // listener's rows by message also give a replay its window of messages as one range.
     index("deliveries_message").on(t.messageSeq),
