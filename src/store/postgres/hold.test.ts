@@ -20,7 +20,7 @@ describe.if(await postgresAvailable())("HOLD_SQL", () => {
   test("agrees with holdOf for every kind of listener", async () => {
     const sql = new SQL(TEST_PG_URL);
     try {
-      const text = positional(`SELECT ${HOLD_SQL} AS hold FROM json_to_recordset($settings::json) AS l(ordering text, concurrency int, rate_limit int)`,
+      const text = positional(`SELECT ${HOLD_SQL} AS hold FROM json_to_recordset($settings::text::json) AS l(ordering text, concurrency int, rate_limit int)`,
         ["settings", "per_listener", "hold_per_request"]);
       const rows: { hold: number }[] = await sql.unsafe(text, [JSON.stringify(settings), 64, 4]);
       const expected = settings.map((s) => holdOf({ concurrency: s.concurrency, rateLimit: s.rate_limit, fifo: s.ordering === "fifo" }, { perListener: 64, holdPerRequest: 4 }));
