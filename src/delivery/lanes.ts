@@ -15,8 +15,8 @@ export type LaneOptions = {
   globalCap: number;
   listenerCap: number;
   now: () => number;
-  /** Starts the request of `c`; `ended(c)` must follow when it ends. */
-  launch: (c: ClaimedDelivery) => void;
+  /** Starts the request of `c` at `now`, the time counted against its rate; `ended(c)` must follow when it ends. */
+  launch: (c: ClaimedDelivery, now: number) => void;
   /** A row that can no longer start within its lease: the caller gives it back. */
   expired: (c: ClaimedDelivery) => void;
   /** A row started by a pace timer rather than by a claim or a request's end. */
@@ -25,43 +25,54 @@ export type LaneOptions = {
   timers?: Timers;
 };
 
+/** Rate windows kept beyond the open lanes before the idle ones are dropped. */
+const KEPT_WINDOWS = 256;
+
 export type Timers = { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
 const realTimers: Timers = { set: (fn, ms) => setTimeout(fn, ms), clear: (handle) => clearTimeout(handle as Timer) };
+
+/**
+ * A rate-limited listener's last `rate` start times on this worker, a ring: the next may start a second after
+ * the oldest. It outlives the listener's lane (which goes when it holds no row), so a lane opened again a moment
+ * later still counts the starts of the last second.
+ */
+class Window {
+  private readonly starts: Float64Array;
+  private count = 0;
+
+  constructor(readonly rate: number) {
+    this.starts = new Float64Array(rate);
+  }
+
+  /** The earliest time the next start keeps within the rate. */
+  next(): number {
+    return this.count < this.rate ? 0 : this.starts[this.count % this.rate]! + 1000;
+  }
+
+  started(now: number): void {
+    this.starts[this.count % this.rate] = now;
+    this.count++;
+  }
+
+  /** Whether its last start is a second old or more: it constrains nothing any more. */
+  idle(now: number): boolean {
+    return this.count === 0 || this.starts[(this.count - 1) % this.rate]! + 1000 <= now;
+  }
+}
 
 class Lane {
   readonly ready: ClaimedDelivery[] = [];
   sending = 0;
   held = 0;
   cap = 1;
-  rate: number | null = null;
+  window: Window | null = null;
   timer: unknown;
-  /** The start times of this worker's last `rate` starts, a ring: the next may start a second after the oldest. */
-  private starts = new Float64Array(0);
-  private count = 0;
 
   constructor(readonly seq: number) {}
 
-  /** The listener's settings as its newest claimed row carries them: changes apply to rows not yet started. */
-  configure(c: ClaimedDelivery, listenerCap: number): void {
-    this.cap = c.listener.fifo ? 1 : (c.listener.concurrency ?? listenerCap);
-    if (c.listener.rateLimit !== this.rate) {
-      this.rate = c.listener.rateLimit;
-      this.starts = new Float64Array(this.rate ?? 0);
-      this.count = 0;
-    }
-  }
-
   /** Milliseconds until `c` may start by its pace; 0: now. */
   waitMs(c: ClaimedDelivery, now: number): number {
-    let at = c.startAt ?? 0;
-    if (this.rate !== null && this.count >= this.rate) at = Math.max(at, this.starts[this.count % this.rate]! + 1000);
-    return Math.max(0, at - now);
-  }
-
-  started(now: number): void {
-    if (this.rate === null) return;
-    this.starts[this.count % this.rate] = now;
-    this.count++;
+    return Math.max(0, Math.max(c.startAt ?? 0, this.window?.next() ?? 0) - now);
   }
 }
 
@@ -69,6 +80,8 @@ export class Lanes {
   private readonly lanes = new Map<number, Lane>();
   /** Lanes with a row that only the global cap keeps back, in the order they were kept back. */
   private readonly waiting = new Set<Lane>();
+  /** Rate windows by listener seq, kept while they still constrain a start (Window). */
+  private readonly windows = new Map<number, Window>();
   /** Per listener seq, the rows held (started or ready): what the claim counts against each listener's hold. */
   readonly busy = new Map<number, number>();
   /** When each held row's lease runs out, less the time its request may take. */
@@ -92,7 +105,7 @@ export class Lanes {
   /** A claimed row joins its listener's lane, and starts if it may; true when it started. */
   take(c: ClaimedDelivery, latestStart: number): boolean {
     const lane = this.lanes.get(c.listener.seq) ?? this.open(c.listener.seq);
-    lane.configure(c, this.o.listenerCap);
+    this.configure(lane, c);
     lane.ready.push(c);
     lane.held++;
     this.held++;
@@ -122,6 +135,17 @@ export class Lanes {
     return rows;
   }
 
+  /** The listener's settings as its newest claimed row carries them: changes apply to rows not yet started. */
+  private configure(lane: Lane, c: ClaimedDelivery): void {
+    lane.cap = c.listener.fifo ? 1 : (c.listener.concurrency ?? this.o.listenerCap);
+    const rate = c.listener.rateLimit;
+    if (rate === (lane.window?.rate ?? null)) return;
+    const kept = rate === null ? undefined : this.windows.get(lane.seq);
+    lane.window = rate === null ? null : kept?.rate === rate ? kept : new Window(rate);
+    if (lane.window) this.windows.set(lane.seq, lane.window);
+    else this.windows.delete(lane.seq);
+  }
+
   private open(seq: number): Lane {
     const lane = new Lane(seq);
     this.lanes.set(seq, lane);
@@ -136,6 +160,10 @@ export class Lanes {
     this.timers.clear(lane.timer);
     this.waiting.delete(lane);
     this.lanes.delete(lane.seq);
+    // Windows of listeners with no lane are history; once there are many, the ones a second old go.
+    if (this.windows.size <= this.lanes.size + KEPT_WINDOWS) return;
+    const now = this.o.now();
+    for (const [seq, window] of this.windows) if (!this.lanes.has(seq) && window.idle(now)) this.windows.delete(seq);
   }
 
   private unblock(): boolean {
@@ -174,8 +202,8 @@ export class Lanes {
       lane.ready.shift();
       lane.sending++;
       this.sending++;
-      lane.started(now);
-      this.o.launch(c);
+      lane.window?.started(now);
+      this.o.launch(c, now);
       started = true;
     }
     return started;

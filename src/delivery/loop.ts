@@ -29,7 +29,7 @@
 // Stop: no new claims and no new sends; sends in flight get until the drain deadline; their results are
 // written; the rest (unfinished sends, ready rows) are given back (release), so the next start sends them at
 // once rather than after lease expiry.
-import type { ClaimedDelivery, Completion, DeliveryStore, MissedDelivery } from "../store/deliveries.ts";
+import { RATE_HOLD_MS, type ClaimedDelivery, type Completion, type DeliveryStore, type MissedDelivery } from "../store/deliveries.ts";
 import { Lanes } from "./lanes.ts";
 import { attempt, type AttemptDeps, type AttemptResult } from "./send.ts";
 import { scheduleTotalMs } from "./retry.ts";
@@ -114,7 +114,7 @@ export class DeliveryLoop {
   constructor(private readonly o: LoopOptions) {
     this.lanes = new Lanes({
       globalCap: o.globalCap, listenerCap: o.listenerCap, now: o.now,
-      launch: (c) => this.launch(c),
+      launch: (c, now) => this.launch(c, now),
       expired: (c) => this.giveBack.push(c),
       startedLater: () => this.soon(),
     });
@@ -232,8 +232,8 @@ export class DeliveryLoop {
     const now = this.o.now();
     this.lastStepAt = now;
     // A ready row waits for at most READY_PER_CAP rounds of its listener's requests, each ending within one
-    // timeout, and then takes one timeout itself.
-    const leaseMs = (1 + READY_PER_CAP) * this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
+    // timeout, or for a start slot within twice RATE_HOLD_MS, and then takes one timeout itself.
+    const leaseMs = Math.max(READY_PER_CAP * this.o.deliveryTimeoutMs, 2 * RATE_HOLD_MS) + this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
     const holdPerRequest = 1 + READY_PER_CAP;
     // With requests in flight another step follows their ends, and it looks for the next due time then.
     const request = {
@@ -268,13 +268,13 @@ export class DeliveryLoop {
   }
 
   /** Called by the lanes when a row may start (lanes.ts). */
-  private launch(c: ClaimedDelivery): void {
+  private launch(c: ClaimedDelivery, now: number): void {
     this.inFlight.add(c);
-    attempt(c, this.o.attempt).then((result) => {
+    attempt(c, this.o.attempt, now).then((result) => {
       if (this.closed) return; // released at stop: the row is pending again and this result is fenced out anyway
       this.inFlight.delete(c);
       const completion: Completion = { attempt: result.attempt, record: result.record, next: result.next, id: c.id, token: c.token,
-        listenerSeq: c.listener.seq, listenerId: c.listener.id, messageId: c.message.id };
+        listenerSeq: c.listener.seq, listenerId: c.listener.id, messageId: c.message.id, fifo: c.listener.fifo };
       this.results.push(completion);
       if (result.next.state === "missed" || result.next.state === "gone") this.watched.set(completion, c);
       this.o.observer?.attempted(c, result, this.o.now());

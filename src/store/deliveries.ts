@@ -94,6 +94,16 @@ export function holdOf(p: Pace, req: Pick<ClaimRequest, "perListener" | "holdPer
   return p.rateLimit === null ? byRequests : Math.min(byRequests, Math.max(1, Math.ceil((p.rateLimit * RATE_HOLD_MS) / 1000)));
 }
 
+/**
+ * How many more rows of a rate-limited listener a claim at `now` may take: those whose start slots, counted from
+ * `nextAt` (its rate_next_at), fall within RATE_HOLD_MS of now. So however many workers claim, the slots given
+ * out stay within that time, and a row never waits for its slot longer than its lease allows.
+ */
+export function slotsLeft(rateLimit: number | null, nextAt: number, now: number): number {
+  if (rateLimit === null) return Number.MAX_SAFE_INTEGER;
+  return Math.max(0, Math.floor(((now + RATE_HOLD_MS - Math.max(now, nextAt)) * rateLimit) / 1000));
+}
+
 /** The start slot of the `i`th row (from 0) a claim leased to a rate-limited listener whose slots begin at `from`. */
 export const slotOf = (from: number, i: number, rateLimit: number) => from + Math.ceil((i * 1000) / rateLimit);
 
@@ -141,6 +151,11 @@ export interface Completion extends Lease {
   attempt: number;
   record: AttemptRecord;
   next: Settlement;
+  /**
+   * The delivery is in a FIFO line: settling it may let the next of its line go, so a claim in the same step
+   * must look after the settlement, not before.
+   */
+  fifo?: boolean;
 }
 
 export type ProbeTarget = {

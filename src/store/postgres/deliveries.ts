@@ -131,8 +131,9 @@ export function deliveryStore(client: SQL): DeliveryStore {
 
   /** Claims, after settling `items` in the same statement when there are any. */
   async function claim(req: ClaimRequest, now: number, items: Completion[] = []): Promise<Claim & { settled: boolean[] }> {
-    if (items.some(reported)) {
-      const settled = await settleReporting(items, now);
+    // Apart when a FIFO line's head is among them: the claim of the same statement would not see it settled.
+    if (items.some(reported) || items.some((c) => c.fifo)) {
+      const settled = await settle(items, now);
       return { ...(await claim(req, now)), settled };
     }
     const token = `${req.owner}:${nonce}.${++claims}`;

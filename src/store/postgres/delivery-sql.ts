@@ -14,7 +14,11 @@ const HOLDS = "(l.liveness_state = 'down' OR NOT l.enabled)";
 
 /** store/deliveries.ts holdOf, in SQL: the rows of listener l a worker may hold. */
 export const HOLD_SQL = `CASE WHEN l.ordering = 'fifo' THEN 1 ELSE least(coalesce(l.concurrency * $hold_per_request, $per_listener),
-  CASE WHEN l.rate_limit IS NULL THEN 2147483647 ELSE greatest(1, ceil(l.rate_limit * ${RATE_HOLD_MS} / 1000.0))::int END) END`;
+  CASE WHEN l.rate_limit IS NULL THEN 1000000000 ELSE greatest(1, ceil(l.rate_limit * ${RATE_HOLD_MS} / 1000.0))::int END) END`;
+
+/** store/deliveries.ts slotsLeft, in SQL: the rows of rate-limited listener l a claim at $now may still take. */
+const SLOTS_LEFT_SQL = `CASE WHEN l.rate_limit IS NULL THEN 1000000000
+  ELSE greatest(0, floor(($now + ${RATE_HOLD_MS} - greatest($now, l.rate_next_at)) * l.rate_limit / 1000.0))::int END`;
 
 /** The oldest pending row of listener `seq`'s FIFO line, and whether a row of that line is in flight (deliveries_line). */
 const lineHead = (seq: string) => `(SELECT h.id FROM deliveries h WHERE h.listener_seq = ${seq} AND h.line = 1
@@ -77,14 +81,19 @@ cand AS (
   ORDER BY next_attempt_at, id LIMIT $window
 ),
 judged AS (
-  SELECT c.id, c.listener_seq, c.next_attempt_at, ${HOLDS} AS down, ${TAKEABLE} AS takeable, ${HOLD_SQL} AS hold
+  SELECT c.id, c.listener_seq, c.next_attempt_at, ${HOLDS} AS down, ${TAKEABLE} AS takeable, ${HOLD_SQL} AS hold,
+    ${SLOTS_LEFT_SQL} AS slots
   FROM cand c JOIN listeners l ON l.seq = c.listener_seq
 ),
 ranked AS (
   SELECT j.*, row_number() OVER (PARTITION BY j.listener_seq, j.takeable ORDER BY j.next_attempt_at, j.id) + coalesce(b.n, 0) AS nth
   FROM judged j LEFT JOIN busy b ON b.seq = j.listener_seq
 ),
-picked AS (SELECT id FROM ranked WHERE down OR (takeable AND nth <= hold) ORDER BY next_attempt_at, id LIMIT $limit),
+picked AS (
+  SELECT r.id FROM ranked r LEFT JOIN busy b ON b.seq = r.listener_seq
+  WHERE r.down OR (r.takeable AND r.nth <= least(r.hold, coalesce(b.n, 0) + r.slots))
+  ORDER BY r.next_attempt_at, r.id LIMIT $limit
+),
 chosen AS (
   SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM picked)) AND state = 'pending' AND next_attempt_at <= $now
   FOR UPDATE SKIP LOCKED
@@ -107,7 +116,8 @@ export const FAIR_CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "room", "pe
 export const FAIR_CLAIM = positional(`
 WITH busy AS (SELECT * FROM unnest($busy_seqs::int8[], $busy_counts::int[]) AS b(seq, n)),
 room AS (
-  SELECT l.seq, ${HOLDS} AS down, l.ordering = 'fifo' AS fifo, CASE WHEN ${HOLDS} THEN $room ELSE least($room, ${HOLD_SQL} - coalesce(b.n, 0)) END AS n
+  SELECT l.seq, ${HOLDS} AS down, l.ordering = 'fifo' AS fifo,
+    CASE WHEN ${HOLDS} THEN $room ELSE least($room, ${HOLD_SQL} - coalesce(b.n, 0), ${SLOTS_LEFT_SQL}) END AS n
   FROM listeners l LEFT JOIN busy b ON b.seq = l.seq
   WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending' AND d.next_attempt_at <= $now)
 ),

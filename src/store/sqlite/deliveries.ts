@@ -190,7 +190,9 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
   const completeAndClaim: DeliveryStore["completeAndClaim"] = async (items, req, now) => {
     // The rows being settled are `sending`, so none can be chosen here; a retry they schedule is a later step's.
     const fanout = planner.plan(s);
-    const choose = fanout ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
+    // After the transaction's writes when they change what may be chosen: new deliveries, or a FIFO line's head settled.
+    const late = fanout !== null || items.some((c) => c.fifo);
+    const choose = late ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
     const { settled, token, ids, more, slots } = items.length || typeof choose === "function" || choose.length
       ? await write(() => tx.completeAndLease(items, choose, fanout, req.leaseMs, req.owner, now))
       : { settled: [], token: null, ids: [], more: false, slots: NO_SLOTS };

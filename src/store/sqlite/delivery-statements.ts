@@ -15,7 +15,7 @@ const HOLDS = "(l.liveness_state = 'down' OR NOT l.enabled)";
 /** A new delivery's place in its listener's line: 1 when the listener is FIFO. */
 const LINE = "CASE WHEN l.ordering = 'fifo' THEN 1 ELSE 0 END";
 /** The listener's settings the claim weighs (store/deliveries.ts holdOf). */
-const PACE = "l.concurrency AS concurrency, l.rate_limit AS rateLimit, l.ordering = 'fifo' AS fifo";
+const PACE = "l.concurrency AS concurrency, l.rate_limit AS rateLimit, l.ordering = 'fifo' AS fifo, l.rate_next_at AS rateNextAt";
 /**
  * Whether pending row `d` of a FIFO listener may start: it is the oldest pending one of the line and none of the
  * line is in flight (deliveries_line: each one step down). Rows of other listeners always may.
