@@ -5,8 +5,8 @@
  */
 import { join } from "node:path";
 
-export type Section = "startup" | "ingest" | "fanout" | "backlog" | "recovery" | "hostile" | "metrics" | "postgres";
-export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "backlog", "recovery", "hostile", "metrics", "postgres"];
+export type Section = "startup" | "ingest" | "fanout" | "filters" | "backlog" | "recovery" | "hostile" | "metrics" | "postgres";
+export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "filters", "backlog", "recovery", "hostile", "metrics", "postgres"];
 
 export type Plan = {
   quick: boolean;
@@ -69,7 +69,7 @@ const QUICK: typeof FULL = {
   postgresFanout: { listeners: 10, messages: 2_000 },
 };
 
-const USAGE = `usage: bun scripts/bench.ts [--quick] [--only startup,ingest,fanout,backlog,recovery,hostile,metrics,postgres] [--out file] [--binary path]`;
+const USAGE = `usage: bun scripts/bench.ts [--quick] [--only ${SECTIONS.join(",")}] [--out file] [--binary path]`;
 
 export function parsePlan(argv: string[]): Plan {
   let quick = false;

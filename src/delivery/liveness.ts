@@ -90,7 +90,7 @@ export class Prober {
       url: target.livenessUrl,
       method: "GET",
       body: "",
-      headers: { "user-agent": this.deps.userAgent },
+      headers: { ...target.headers, "user-agent": this.deps.userAgent },
       timeoutMs: PROBE_TIMEOUT_MS,
       poolKey: `liveness:${target.seq}`,
     });
@@ -98,7 +98,7 @@ export class Prober {
     const ok = result.status !== null && result.status >= 200 && result.status < 300;
     const next = nextLiveness(target, ok);
     const nextProbeAt = started + this.deps.intervalMs;
-    const changed = await this.deps.store.recordProbe({ seq: target.seq, ok, ...next, nextProbeAt }, this.deps.now());
+    const changed = await this.deps.store.recordProbe({ seq: target.seq, previous: target.state, ok, ...next, nextProbeAt }, this.deps.now());
     // After every success, not only after `down`: a crash between recording and resuming is repaired by the next.
     const resumed = changed && ok ? await this.resume(target.seq) : 0;
     if (!changed || next.state === target.state) return;

@@ -22,7 +22,9 @@ export function payloadOf(message: ClaimedDelivery["message"]): string {
 
 export function headersOf(delivery: ClaimedDelivery, body: string, nowMs: number, version: string): Record<string, string> {
   const timestamp = Math.floor(nowMs / 1000);
+  // The listener's own first: fanout's headers are refused as its names (headers.ts), and would win anyway.
   return {
+    ...delivery.listener.headers,
     "content-type": "application/json",
     "user-agent": `fanout/${version}`,
     "webhook-id": delivery.message.id,

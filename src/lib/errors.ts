@@ -41,3 +41,10 @@ export class SchemaChanged extends AppError {
     super(409, "The queue's schema changed while the message was being published; publish it again.");
   }
 }
+
+/** A listener's filter changed between judging a message and storing it (PostgreSQL); the store judges it again. */
+export class FiltersChanged extends AppError {
+  constructor() {
+    super(503, "The queue's listener filters kept changing while the message was being published; publish it again.", undefined, { "retry-after": "1" });
+  }
+}

@@ -26,7 +26,11 @@ export type FilterSubject = { readonly name: string | null; readonly data: unkno
  * as the string it is. Throws only if `dataText` itself is not JSON, which the store never holds.
  */
 export function filterSubject(name: string | null, dataText: string): FilterSubject {
-  const data: unknown = JSON.parse(dataText);
+  return subjectOf(name, JSON.parse(dataText));
+}
+
+/** The subject of a message whose data is already parsed (a request's body), by the same rule. */
+export function subjectOf(name: string | null, data: unknown): FilterSubject {
   return { name, data: typeof data === "string" ? parsedIfJson(data) : data };
 }
 

@@ -51,6 +51,8 @@ export interface ClaimedDelivery extends Lease {
     secrets: string[];
     /** Deliveries to a down or paused listener are held (`hold`), not sent. */
     held: boolean;
+    /** The listener's own headers, sent with each delivery; null: none. */
+    headers: Record<string, string> | null;
   };
   message: {
     id: string;
@@ -103,13 +105,24 @@ export interface Completion extends Lease {
   next: Settlement;
 }
 
-export type ProbeTarget = { seq: number; id: string; queueId: string; livenessUrl: string; state: LivenessState; failuresInRow: number };
+export type ProbeTarget = {
+  seq: number;
+  id: string;
+  queueId: string;
+  livenessUrl: string;
+  state: LivenessState;
+  failuresInRow: number;
+  /** The listener's own headers, sent with each probe too; null: none. */
+  headers: Record<string, string> | null;
+};
 
 /** A delivery that became missed, for the worker's log line and count. */
 export type MissedDelivery = { orgId: string; listenerId: string; queueId: string; messageId: string };
 
 export type ProbeResult = {
   seq: number;
+  /** The state the prober found when it claimed the probe: a store may skip looking for a change when it is the same. */
+  previous?: LivenessState;
   ok: boolean;
   state: LivenessState;
   failuresInRow: number;

@@ -17,6 +17,7 @@
  */
 import type { QueueMessageSchema } from "../modules/schemas/message-schema.ts";
 import type { DeliveryStore } from "./deliveries.ts";
+import type { FilterSpec } from "../lib/filter.ts";
 
 export type Visible = "all" | readonly string[];
 export type Page = { offset: number; limit: number };
@@ -35,7 +36,13 @@ export type ScopeResource =
   | "api_clients" | "api_keys" | "events" | "queues" | "listeners" | "messages" | "schemas" | "stats" | "subscriptions";
 export type Scope = { resource: ScopeResource; access: "read" | "write"; targets: string[] };
 
-export interface Org { id: string; name: string; createdAt: number }
+export interface Org {
+  id: string;
+  name: string;
+  /** The queue every usage event but message_added is also published to; null: none. */
+  eventsQueueId: string | null;
+  createdAt: number;
+}
 
 export interface ApiKey {
   id: string;
@@ -69,8 +76,19 @@ export interface Listener {
   messages: { acknowledgedCount: number; missed: string[]; missedCount: number };
   /** False: paused; its deliveries are held as while it is down (docs/delivery.md). */
   enabled: boolean;
+  /** Which messages it receives (lib/filter.ts), as saved; null: every message. */
+  filter: FilterSpec | null;
+  /** Sent with every delivery and probe; null: none. */
+  headers: Record<string, string> | null;
+  /** Deliveries started per second at most; null: no limit beyond concurrency. */
+  rateLimit: number | null;
+  /** Requests in flight at most; null: the server's --listener-concurrency. */
+  concurrency: number | null;
+  ordering: Ordering;
   createdAt: number;
 }
+
+export type Ordering = "unordered" | "fifo";
 
 export interface Message {
   id: string;
@@ -123,6 +141,10 @@ export interface UsageEvent {
   queue: { id: string; name: string } | null;
   listener: { id: string; name: string } | null;
   message: { id: string; name: string | null } | null;
+  /** The portal session whose token made the change (instead of an API key). */
+  portalSession: { id: string } | null;
+  /** Fields of the event's own type: a liveness change's `from` and `to`, a 410's `status`. */
+  details: Record<string, unknown> | null;
 }
 
 export interface OrgStore {
@@ -130,8 +152,11 @@ export interface OrgStore {
   create(name: string, now: number, owner?: NewApiKey): Promise<Org>;
   list(): Promise<Org[]>;
   get(orgId: string): Promise<Org>;
-  rename(orgId: string, name: string, now: number, actor: Actor): Promise<Org>;
+  /** 422 for an events queue that is not one of the organization's. */
+  update(orgId: string, patch: OrgPatch, now: number, actor: Actor): Promise<Org>;
 }
+
+export type OrgPatch = { name?: string; eventsQueueId?: string | null };
 
 export type NewApiKey = { name: string; status: "enabled" | "disabled"; scopes: Scope[]; hash: string; owner: boolean };
 export type ApiKeyPatch = { name?: string; status?: "enabled" | "disabled"; scopes?: Scope[] };
@@ -159,7 +184,19 @@ export interface QueueStore {
   listenerNames(orgId: string, id: string): Promise<{ id: string; name: string }[]>;
 }
 
-export type ListenerInput = { name: string; notifyUrl: string; livenessUrl: string; /** Default true. */ enabled?: boolean };
+/** In an update, an absent field stays as it is, and null removes a filter, the headers, a rate limit or a concurrency. */
+export type ListenerInput = {
+  name: string;
+  notifyUrl: string;
+  livenessUrl: string;
+  /** Default true. */
+  enabled?: boolean;
+  filter?: FilterSpec | null;
+  headers?: Record<string, string> | null;
+  rateLimit?: number | null;
+  concurrency?: number | null;
+  ordering?: Ordering;
+};
 /** Messages created in [since, until), epoch ms; `only` which final deliveries start again. */
 export type ReplayWindow = { since: number; until: number; only: "missed" | "all" };
 export type ListenerFilter = { queueId?: string; visible: Visible };
@@ -184,7 +221,18 @@ export interface ListenerStore {
 }
 
 /** `schemaId` absent: no schema check (the caller validated nothing, e.g. tests and benchmarks). */
-export type PublishInput = { name: string | null; data: string; schemaId?: string | null };
+/**
+ * `value`: the data as parsed from the request, when the caller has it, so a filter need not parse `data` again;
+ * without it the store parses the text.
+ */
+export type PublishInput = {
+  name: string | null;
+  data: string;
+  schemaId?: string | null;
+  value?: unknown;
+  /** A message for this listener of the queue only, whatever its filter (a test message); 404 for another id. */
+  listenerId?: string;
+};
 export type MessageFilter = { queueId?: string; visible: Visible };
 
 export interface MessageStore {

@@ -7,12 +7,21 @@
 import { newId } from "../lib/ids.ts";
 import { unprocessable } from "../lib/errors.ts";
 import type {
-  ApiKey, ApiKeyPatch, Listener, ListenerInput, ListenerSecrets, Message, NewApiKey, Org, Queue, QueueInput, UsageEvent,
+  ApiKey, ApiKeyPatch, Listener, ListenerInput, ListenerSecrets, Message, NewApiKey, Org, OrgPatch, Queue, QueueInput, UsageEvent,
 } from "./index.ts";
 
-export const newOrg = (name: string, now: number): Org => ({ id: newId("org", now), name, createdAt: now });
+export const newOrg = (name: string, now: number): Org => ({ id: newId("org", now), name, eventsQueueId: null, createdAt: now });
 
-export const toOrg = (r: Org): Org => ({ id: r.id, name: r.name, createdAt: r.createdAt });
+export const toOrg = (r: Org): Org => ({ id: r.id, name: r.name, eventsQueueId: r.eventsQueueId, createdAt: r.createdAt });
+
+/** The columns an organization's update sets; null when the patch names none. */
+export function orgChanges(patch: OrgPatch): { name?: string; eventsQueueId?: string | null } | null {
+  const set = { ...(patch.name !== undefined && { name: patch.name }), ...(patch.eventsQueueId !== undefined && { eventsQueueId: patch.eventsQueueId }) };
+  return Object.keys(set).length ? set : null;
+}
+
+export const unknownEventsQueue = () =>
+  unprocessable("The events queue must be a queue of this organization.", [{ path: "/events_queue_id", message: "is not a queue of this organization" }]);
 
 export const orgNameTaken = (name: string) => `An organization named '${name}' already exists.`;
 
@@ -73,6 +82,7 @@ export const toMessage = (r: Omit<Message, "data"> & { data: string }): Message 
 type EventRow = Pick<UsageEvent, "id" | "type" | "storedAt" | "orgId"> & {
   apiKeyId: string | null; apiKeyName: string | null; queueId: string | null; queueName: string | null;
   listenerId: string | null; listenerName: string | null; messageId: string | null; messageName: string | null;
+  portalSessionId: string | null; details: string | null;
 };
 const ref = (id: string | null, name: string | null) => (id ? { id, name: name ?? "" } : null);
 export const toEvent = (r: EventRow): UsageEvent => ({
@@ -84,15 +94,23 @@ export const toEvent = (r: EventRow): UsageEvent => ({
   queue: ref(r.queueId, r.queueName),
   listener: ref(r.listenerId, r.listenerName),
   message: r.messageId ? { id: r.messageId, name: r.messageName } : null,
+  portalSession: r.portalSessionId ? { id: r.portalSessionId } : null,
+  details: r.details === null ? null : JSON.parse(r.details),
 });
 
-/** Its liveness starts pending, its first probe due now. */
+const jsonOrNull = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+/** Its liveness starts pending, its first probe due now; a filter and headers are stored as JSON text, NULL for none. */
 export const newListener = (orgId: string, queueId: string, input: ListenerInput & { secret: string }, now: number) => ({
   id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
   secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
+  filter: jsonOrNull(input.filter), headers: jsonOrNull(input.headers), rateLimit: input.rateLimit ?? null,
+  concurrency: input.concurrency ?? null, ordering: input.ordering ?? ("unordered" as const),
 });
 
-export type ListenerChanges = Partial<Pick<ReturnType<typeof newListener>, "name" | "notifyUrl" | "livenessUrl" | "enabled" | "nextProbeAt">>;
+type NewListener = ReturnType<typeof newListener>;
+export type ListenerChanges = Partial<Pick<NewListener,
+  "name" | "notifyUrl" | "livenessUrl" | "enabled" | "nextProbeAt" | "filter" | "headers" | "rateLimit" | "concurrency" | "ordering">>;
 
 /** The columns an update sets; null when the patch names none. */
 export function listenerChanges(before: { enabled: boolean }, patch: Partial<ListenerInput>, now: number): ListenerChanges | null {
@@ -103,11 +121,21 @@ export function listenerChanges(before: { enabled: boolean }, patch: Partial<Lis
   if (patch.enabled !== undefined) set.enabled = patch.enabled;
   // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
   if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
+  if (patch.filter !== undefined) set.filter = jsonOrNull(patch.filter);
+  if (patch.headers !== undefined) set.headers = jsonOrNull(patch.headers);
+  if (patch.rateLimit !== undefined) set.rateLimit = patch.rateLimit;
+  if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
+  if (patch.ordering !== undefined) set.ordering = patch.ordering;
   return Object.keys(set).length ? set : null;
 }
 
+/** Whether an update gives the listener another filter than it had (each backend keeps or marks the old one). */
+export const filterChanged = (before: { filter: string | null }, set: ListenerChanges | null) =>
+  set?.filter !== undefined && set.filter !== before.filter;
+
 type ListenerRow = Pick<Listener, "id" | "orgId" | "queueId" | "name" | "notifyUrl" | "livenessUrl" | "enabled" | "createdAt"> & {
   livenessState: Listener["liveness"]["state"]; successCount: number; failureCount: number; acknowledgedCount: number; missedCount: number;
+  filter: string | null; headers: string | null; rateLimit: number | null; concurrency: number | null; ordering: Listener["ordering"];
 };
 /** `missed`: the ids the row keeps (SQLite as JSON text, PostgreSQL as jsonb), already read. */
 export const toListener = (r: ListenerRow, missed: string[]): Listener => ({
@@ -120,6 +148,11 @@ export const toListener = (r: ListenerRow, missed: string[]): Listener => ({
   liveness: { state: r.livenessState, successCount: r.successCount, failureCount: r.failureCount },
   messages: { acknowledgedCount: r.acknowledgedCount, missed, missedCount: r.missedCount },
   enabled: r.enabled,
+  filter: r.filter === null ? null : JSON.parse(r.filter),
+  headers: r.headers === null ? null : JSON.parse(r.headers),
+  rateLimit: r.rateLimit,
+  concurrency: r.concurrency,
+  ordering: r.ordering,
   createdAt: r.createdAt,
 });
 

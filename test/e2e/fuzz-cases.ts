@@ -66,11 +66,17 @@ export function appRoutes(): { method: string; path: string }[] {
 
 /** A body the route takes, to mutate; placeholders are filled when sent. */
 export function template(method: string, route: string): Record<string, unknown> {
-  if (route.endsWith("/listeners") || route.endsWith("/listeners/:listener_id")) return { name: "l-{n}", notify_url: "{notify}", liveness_url: "{notify}" };
+  if (route.endsWith("/listeners") || route.endsWith("/listeners/:listener_id")) {
+    return {
+      name: "l-{n}", notify_url: "{notify}", liveness_url: "{notify}", filter: { names: ["m-*"], data: { n: { $gte: 1 } } },
+      headers: { "x-token": "t-{n}" }, rate_limit: 50, ordering: "unordered",
+    };
+  }
+  if (route.endsWith("/filter_test")) return { filter: { names: ["m-*"] }, message: { name: "m-{n}", data: { n: 1 } } };
   if (route.endsWith("/messages")) return { name: "m-{n}", data: { n: 1, s: "abc" } };
   if (route.endsWith("/messages/:message_id")) return { name: "m-{n}" };
   if (route.includes("/api_keys")) return { name: "k-{n}", status: "enabled", scopes: [{ resource: "queues", access: "read", targets: ["*"] }] };
-  if (route.includes("/api_clients")) return { name: "com.example.renamed-{n}" };
+  if (route.includes("/api_clients")) return { name: "com.example.renamed-{n}", events_queue_id: "{queue}" };
   if (route.endsWith("/queues") || route.endsWith("/queues/:queue_id")) return method === "PUT" ? { name: "q-{n}" } : { name: "q-{n}", schema: { n: { type: "number" }, s: { type: "string", max: 8 } } };
   return {};
 }
@@ -101,10 +107,27 @@ function body(rnd: () => number, method: string, route: string): string {
     () => `{"name":"a","name":1,"data":1,"data":{"x":1}}`,
     () => JSON.stringify({ ...base, scopes: [{ resource: pick(["api_keys", "subscriptions", "nope", "queues"]), access: pick(["write", "admin", ""]), targets: pick([["*"], "*", [], ["{queue}"], [1]]) }] }),
     () => JSON.stringify({ ...base, schema: pick([{}, { a: { type: "nope" } }, { a: { type: "object" } }, { a: { type: "string", min: 5, max: 1 } }, { a: { type: "string", pattern: "[" } }, nestedSchema(pick([10, 100]))]) }),
+    () => JSON.stringify({ ...base, filter: pick(ODD_FILTERS) }),
+    () => JSON.stringify({ ...base, headers: pick(ODD_HEADERS) }),
+    () => JSON.stringify({ ...base, [pick(["rate_limit", "concurrency", "ordering", "events_queue_id"])]: pick<unknown>([0, -1, 10_001, 257, 1.5, "fifo", "lifo", null, "{queue}", "{otherQueue}", "q_none"]) }),
   ];
   if (rnd() < 0.01) return JSON.stringify({ name: "big", data: "x".repeat(1_100_000) }); // over the body limit
   return pick(kinds)();
 }
+
+/** Filters and headers that break each rule the service checks (docs/api.md, "Listeners: filters and headers"). */
+const ODD_FILTERS: unknown[] = [
+  {}, null, "x", [], { names: [] }, { names: ["*"] }, { names: ["a".repeat(201)] }, { names: Array.from({ length: 51 }, (_, i) => `n${i}`) },
+  { names: [1] }, { data: { $or: [] } }, { data: { a: { $gt: {} } } }, { data: { a: { $nope: 1 } } }, { data: { a: { $in: Array.from({ length: 101 }, (_, i) => i) } } },
+  { data: { "a.b.c.d.e.f.g.h.i.j.k": 1 } }, { data: { "": 1 } }, { data: { "a..b": 1 } }, { data: { a: { $eq: 1, b: 2 } } },
+  { data: { $not: { $not: { $not: { $not: { $not: { $not: { $not: { $not: { a: 1 } } } } } } } } } }, { data: { a: "x".repeat(9000) } },
+  { data: { $and: Array.from({ length: 201 }, (_, i) => ({ [`k${i}`]: i })) } }, { names: ["*a*a*a*a*a*a*a*a*a*"], data: { s: { $contains: "a".repeat(100) } } },
+  { data: { __proto__: { a: 1 }, constructor: 1 } }, { extra: 1 },
+];
+const ODD_HEADERS: unknown[] = [
+  {}, null, [], "x", { Host: "x" }, { "content-type": "x" }, { "Webhook-Id": "x" }, { "bad name": "x" }, { "x-a": "\u0000" }, { "x-a": "é" },
+  { "x-a": "v".repeat(1025) }, { "x-a": "1", "X-A": "2" }, Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`x-${i}`, "v"])), { "x-a": 1 },
+];
 
 function nestedSchema(depth: number): Record<string, unknown> {
   let schema: Record<string, unknown> = { leaf: { type: "number" } };

@@ -37,26 +37,26 @@ for (const proto of PROTOS) {
     test("GET answers the key's own organization with links", async () => {
       const r = await call("GET", `/v1/api_clients/${home.id}`);
       expect(r.status).toBe(200);
-      expect(r.body.api_client).toEqual({ id: home.id, name: expect.any(String) });
+      expect(r.body.api_client).toEqual({ id: home.id, name: expect.any(String), events_queue_id: null });
       expect(r.body._links.self.href).toBe(`${fanout.url}/v1/api_clients/${home.id}`);
       expect(r.body._links.queues.href).toBe(`${fanout.url}/v1/queues`);
       const theirs = await call("GET", `/v1/api_clients/${other.id}`, { key: other.key });
-      expect(theirs.body.api_client).toEqual({ id: other.id, name: other.name });
+      expect(theirs.body.api_client).toEqual({ id: other.id, name: other.name, events_queue_id: null });
     });
 
     test("PUT renames; the new name is what the CLI lists too", async () => {
       const name = `org.example.home-${proto}-${label()}`;
       const r = await call("PUT", `/v1/api_clients/${home.id}`, { body: { name } });
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ api_client: { id: home.id, name }, _links: expect.objectContaining({ self: { href: `${fanout.url}/v1/api_clients/${home.id}` } }) });
-      expect(await current()).toEqual({ id: home.id, name });
+      expect(r.body).toEqual({ api_client: { id: home.id, name, events_queue_id: null }, _links: expect.objectContaining({ self: { href: `${fanout.url}/v1/api_clients/${home.id}` } }) });
+      expect(await current()).toEqual({ id: home.id, name, events_queue_id: null });
       const listed = await cli(["orgs", "list"], { FANOUT_DB: fanout.dbPath });
       expect(listed.stdout).toContain(`${home.id}\t${name}`);
 
       const same = await call("PUT", `/v1/api_clients/${home.id}`, { body: { id: home.id, name } });
       expect(same.status).toBe(200);
       const empty = await call("PUT", `/v1/api_clients/${home.id}`, { headers: { "content-length": "0" } });
-      expect(empty.body.api_client).toEqual({ id: home.id, name });
+      expect(empty.body.api_client).toEqual({ id: home.id, name, events_queue_id: null });
 
       const longest = `${proto}${"a".repeat(247)}.com`; // 253 characters, the most an organization name may have
       expect((await call("PUT", `/v1/api_clients/${home.id}`, { body: { name: longest } })).body.api_client.name).toBe(longest);

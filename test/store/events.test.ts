@@ -31,7 +31,7 @@ for (const backend of storeBackends()) {
       const owner = await store.apiKeys.create(org, { name: "owner", status: "enabled", scopes: [], hash: "h1", owner: true }, T0, null);
       const key = await store.apiKeys.create(org, { name: "k", status: "enabled", scopes: [], hash: "h2", owner: false }, T0 + 1, actor);
       await store.apiKeys.update(org, key.id, { name: "k2" }, T0 + 2, actor);
-      await store.orgs.rename(org, "com.example.renamed", T0 + 3, actor);
+      await store.orgs.update(org, { name: "com.example.renamed" }, T0 + 3, actor);
       const q = await store.queues.create(org, { name: "q", ...noSchema }, T0 + 4, actor);
       await store.queues.update(org, q.id, { name: "q2", ...noSchema }, T0 + 5, actor);
       const l = await store.listeners.create(org, q.id, { name: "l", notifyUrl: "http://127.0.0.1/n", livenessUrl: "http://127.0.0.1/l", secret: "s" }, T0 + 6, actor);
@@ -76,7 +76,7 @@ for (const backend of storeBackends()) {
     test("filters by type prefix, exactly", async () => {
       const q = await store.queues.create(org, { name: "q", ...noSchema }, T0, actor);
       await store.messages.publish(org, q.id, { name: null, data: "1" }, T0 + 1, actor);
-      await store.orgs.rename(org, "com.example.c", T0 + 2, actor);
+      await store.orgs.update(org, { name: "com.example.c" }, T0 + 2, actor);
       expect((await list({ prefix: "queue_" })).map((e) => e.type)).toEqual(["queue_added"]);
       expect((await list({ prefix: "message_" })).map((e) => e.type)).toEqual(["message_added"]);
       // The prefix is compared as text: `%` and `_` are no wildcards, and api_client_updated is not an api_key_ event.

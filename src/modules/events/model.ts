@@ -22,7 +22,8 @@ const Ref = t.Union([t.Object({ id: t.String(), name: t.String() }), t.Null()]);
 export const UsageEventModel = t.Object({
   id: t.String(),
   type: t.String({
-    description: "api_key_added|updated|deleted, api_client_updated, queue_added|updated|deleted, listener_added|updated|deleted|replayed, message_added|updated|deleted|redelivered",
+    description: "api_key_added|updated|deleted, api_client_updated, queue_added|updated|deleted, listener_added|updated|deleted|replayed, "
+      + "listener_state_changed, listener_disabled, message_added|updated|deleted|redelivered, message_missed, portal_session_added|deleted",
   }),
   stored_at: t.Integer({ description: "epoch ms" }),
   client: t.Object({ id: t.String() }),
@@ -30,6 +31,10 @@ export const UsageEventModel = t.Object({
   queue: Ref,
   listener: Ref,
   message: t.Union([t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) }), t.Null()]),
-});
+  portal_session: t.Optional(t.Object({ id: t.String() }, { description: "the portal session that made the change instead of an API key" })),
+  from: t.Optional(t.String({ description: "listener_state_changed: the liveness state before" })),
+  to: t.Optional(t.String({ description: "listener_state_changed: the liveness state after" })),
+  status: t.Optional(t.Integer({ description: "listener_disabled: the receiver's status (410)" })),
+}, { additionalProperties: true });
 
 export const EventsResponse = t.Object({ events: t.Array(UsageEventModel), _links: Links });

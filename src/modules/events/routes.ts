@@ -2,21 +2,9 @@ import { moduleRoutes } from "../module-routes.ts";
 import { apiContext, type Deps } from "../../http/context.ts";
 import { link, type Links } from "../../http/links.ts";
 import { splitUrl } from "../../http/request-url.ts";
-import type { UsageEvent } from "../../store/index.ts";
+import { usageEventView } from "../../store/event-view.ts";
 import { EventsQuery, EventsResponse } from "./model.ts";
 import * as service from "./service.ts";
-
-/** The event on the wire (docs/delivery.md, Usage events); `client` is the organization it belongs to. */
-const eventView = (e: UsageEvent) => ({
-  id: e.id,
-  type: e.type,
-  stored_at: e.storedAt,
-  client: { id: e.orgId },
-  api_key: e.apiKey,
-  queue: e.queue,
-  listener: e.listener,
-  message: e.message,
-});
 
 /** `self` repeats the request's query; `next` keeps it and moves the cursor to the page's last event. */
 function eventLinks(origin: string, request: Request, page: service.EventsPage): Links {
@@ -40,7 +28,7 @@ export function eventRoutes(deps: Deps) {
       "/events",
       async ({ auth, query, origin, request, now }) => {
         const page = await service.listEvents(deps, auth, query, now);
-        return { events: page.events.map(eventView), _links: eventLinks(origin, request, page) };
+        return { events: page.events.map(usageEventView), _links: eventLinks(origin, request, page) };
       },
       {
         query: EventsQuery,

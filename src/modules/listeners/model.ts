@@ -14,14 +14,55 @@ export const HttpUrl = t.String({
 
 const Enabled = t.Boolean({ description: "false pauses the listener: its deliveries wait, as while it is down; true resumes them" });
 
+/**
+ * Checked by the service, which names the offending path of an invalid filter in a 422 (docs/api.md, "Filters");
+ * here only its kind, so `{"names": 5}` is a refused filter rather than a malformed body.
+ */
+export const Filter = t.Object({}, {
+  additionalProperties: true,
+  description: "`names`: 1 to 50 patterns on the message name (`*` matches any run of characters); `data`: conditions on "
+    + "the payload by dot path, with $eq $ne $gt $gte $lt $lte $in $nin $exists $prefix $contains and $and $or $not. "
+    + "A message must satisfy each part given. At most 8 KB, 200 nodes, 8 levels, 10 segments a path.",
+  examples: [{ names: ["order.*", "invoice.paid"], data: { "customer.tier": "gold", total: { $gte: 100 } } }],
+});
+const FilterField = t.Union([Filter, t.Null()], { description: "which messages the listener receives; null or absent: every message" });
+
+/** Checked by the service (reserved names, sizes: 422); values may be credentials (docs/api.md, "Headers"). */
+export const Headers = t.Record(t.String(), t.String(), {
+  description: "up to 20 headers sent with every delivery and liveness probe; reserved names (host, content-type, webhook-*, …) are refused",
+  examples: [{ authorization: "Bearer <token>" }],
+});
+const HeadersField = t.Union([Headers, t.Null()], { description: "null or absent: none; shown as `[hidden]` to keys that may only read the listener" });
+
+// TypeBox's own Integer: Elysia's t.Integer makes a body without content pass as {} (it coerces numbers).
+const RateLimit = t.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), t.Null()], {
+  description: "deliveries started per second to this listener at most; null: no limit beyond concurrency",
+});
+const Concurrency = t.Union([Type.Integer({ minimum: 1, maximum: 256 }), t.Null()], {
+  description: "requests in flight to this listener at most; null: the server's --listener-concurrency",
+});
+const Ordering = t.Union([t.Literal("unordered"), t.Literal("fifo")], {
+  description: "fifo: one delivery at a time, in publish order, the next once the one before is final (head-of-line blocking)",
+});
+
+/** The fields both create and update take besides the name and URLs. */
+const Settings = {
+  enabled: t.Optional(Enabled),
+  filter: t.Optional(FilterField),
+  headers: t.Optional(HeadersField),
+  rate_limit: t.Optional(RateLimit),
+  concurrency: t.Optional(Concurrency),
+  ordering: t.Optional(Ordering),
+};
+
 export const ListenerCreateBody = t.Object(
-  { name: ResourceName, notify_url: HttpUrl, liveness_url: HttpUrl, enabled: t.Optional(Enabled) },
+  { name: ResourceName, notify_url: HttpUrl, liveness_url: HttpUrl, ...Settings },
   { additionalProperties: false, description: "name and both URLs are required; enabled defaults to true; the names `self` and `schema` are refused (422)" },
 );
 
 export const ListenerUpdateBody = t.Object(
-  { name: t.Optional(ResourceName), notify_url: t.Optional(HttpUrl), liveness_url: t.Optional(HttpUrl), enabled: t.Optional(Enabled) },
-  { additionalProperties: false, description: "only the given properties change" },
+  { name: t.Optional(ResourceName), notify_url: t.Optional(HttpUrl), liveness_url: t.Optional(HttpUrl), ...Settings },
+  { additionalProperties: false, description: "only the given properties change; null removes a filter, the headers, a rate limit or a concurrency" },
 );
 
 export const ReplayBody = t.Object(
@@ -63,7 +104,26 @@ export const ListenerFull = t.Object({
     missed_count: t.Integer(),
   }),
   enabled: Enabled,
+  filter: FilterField,
+  headers: HeadersField,
+  rate_limit: RateLimit,
+  concurrency: Concurrency,
+  ordering: Ordering,
 });
+
+export const TestMessageResponse = t.Object({ message: ListenerRef, _links: Links }, { description: "the test message, whose deliveries and attempts GET …/messages/{m} shows" });
+
+export const FilterTestBody = t.Object(
+  {
+    filter: Filter,
+    message: t.Optional(t.Object({ name: t.Optional(t.Union([ResourceName, t.Null()])), data: t.Unknown() }, { additionalProperties: false })),
+  },
+  { additionalProperties: false, description: "with `message`: whether the filter takes it; without: how many of the queue's 100 newest messages it takes" },
+);
+export const FilterTestResponse = t.Union([
+  t.Object({ matches: t.Boolean() }),
+  t.Object({ matched: Type.Integer({ description: "messages the filter takes" }), of: Type.Integer({ description: "messages looked at: the queue's newest, at most 100" }) }),
+]);
 
 const Secret = t.String({ description: "`whsec_` + base64; the Standard Webhooks signing key" });
 

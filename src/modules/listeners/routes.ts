@@ -9,6 +9,7 @@ import { makeTargetPolicy, type TargetPolicy } from "../../delivery/egress.ts";
 import type { Listener, ListenerSecrets } from "../../store/index.ts";
 import * as m from "./model.ts";
 import * as service from "./service.ts";
+import { testFilter } from "./filter-test.ts";
 
 const listenerPath = (queueId: string, id: string) => `/queues/${queueId}/listeners/${id}`;
 const tags = ["listeners"];
@@ -23,6 +24,11 @@ export const fullListener = (l: Listener) => ({
   liveness: { state: l.liveness.state, success_count: l.liveness.successCount, failure_count: l.liveness.failureCount },
   messages: { acknowledged_count: l.messages.acknowledgedCount, missed: l.messages.missed, missed_count: l.messages.missedCount },
   enabled: l.enabled,
+  filter: l.filter,
+  headers: l.headers,
+  rate_limit: l.rateLimit,
+  concurrency: l.concurrency,
+  ordering: l.ordering,
 });
 
 /** A listener's `_links`: itself, its queue, and its secret (a sub-resource). */
@@ -75,13 +81,46 @@ function listRoutes(deps: Deps) {
 export function listenerRoutes(deps: Deps) {
   // Parsed once: the allow list is fixed for the process, and a bad entry already stopped startup in config.
   const policy = makeTargetPolicy(deps.config.allowTargets);
-  return new Elysia().use(listRoutes(deps)).use(itemRoutes(deps, policy)).use(secretRoutes(deps)).use(replayRoutes(deps));
+  return new Elysia().use(listRoutes(deps)).use(itemRoutes(deps, policy)).use(secretRoutes(deps)).use(replayRoutes(deps)).use(filterTestRoutes(deps));
+}
+
+/** Reads only: it stores nothing, so it takes read scope and answers 200. */
+function filterTestRoutes(deps: Deps) {
+  return new Elysia({ tags } as any)
+    .use(apiContext(deps))
+    .post(
+      "/queues/:queue_id/filter_test",
+      async ({ auth, params, body }) => testFilter(deps, auth, params.queue_id, body),
+      {
+        params: m.QueueParams, query: Pretty, body: m.FilterTestBody, response: m.FilterTestResponse,
+        detail: {
+          summary: "Try a listener filter: against one message, or against the queue's 100 newest messages",
+          tags, responses: refusals(422),
+        },
+      },
+    );
 }
 
 /** A replay is taken up by the delivery worker in the background: 202, with how many deliveries start again. */
 function replayRoutes(deps: Deps) {
   return moduleRoutes("listeners")
     .use(apiContext(deps))
+    .post(
+      "/queues/:queue_id/listeners/:listener_id/test",
+      async ({ auth, params, origin, now, set }) => {
+        const message = await service.sendTestMessage(deps, auth, params.queue_id, params.listener_id, now);
+        set.status = 202;
+        const listener = listenerPath(params.queue_id, params.listener_id);
+        return {
+          message: { id: message.id, name: message.name },
+          _links: { self: link(origin, `${listener}/test`), listener: link(origin, listener), message: link(origin, `/queues/${params.queue_id}/messages/${message.id}`) },
+        };
+      },
+      {
+        params: m.ListenerParams, query: Pretty, response: { 202: m.TestMessageResponse },
+        detail: { summary: "Send a signed test message (`fanout.test`) to this listener only; its attempts are logged like any delivery's", tags },
+      },
+    )
     .post(
       "/queues/:queue_id/listeners/:listener_id/replay",
       async ({ auth, params, body, origin, now, set }) => {

@@ -32,7 +32,7 @@ async function publishChecked(deps: Deps, queues: QueueCache, auth: Auth, queueI
     const { queue, cached } = await queues.get(auth.orgId, queueId);
     try {
       checkData(deps, queue, body.data, text);
-      return await deps.store.messages.publish(auth.orgId, queueId, { name: body.name ?? null, data: text, schemaId: queue.schemaId }, now, auth.actor);
+      return await deps.store.messages.publish(auth.orgId, queueId, { name: body.name ?? null, data: text, schemaId: queue.schemaId, value: body.data }, now, auth.actor);
     } catch (e) {
       queues.forget(auth.orgId, queueId);
       // A refusal judged on a remembered schema is judged again on the queue as it is now.

@@ -9,7 +9,7 @@ import { jsonOrEmpty } from "../../http/body.ts";
 
 /** `self`, plus the organization's collections so a client can navigate from it rather than build URLs. */
 const clientView = (origin: string, org: Org) => ({
-  api_client: { id: org.id, name: org.name },
+  api_client: { id: org.id, name: org.name, events_queue_id: org.eventsQueueId },
   _links: { self: link(origin, `/api_clients/${org.id}`), api_keys: link(origin, "/api_keys"), queues: link(origin, "/queues") },
 });
 
@@ -30,7 +30,7 @@ export function organizationRoutes(deps: Deps) {
         body: ApiClientBody,
         parse: jsonOrEmpty(),
         response: ApiClientResponse,
-        detail: { summary: "Rename an api client (organization)", tags: ["api_clients"], responses: refusals(409, 422) },
+        detail: { summary: "Rename an api client (organization), or set the queue its usage events are also published to", tags: ["api_clients"], responses: refusals(409, 422) },
       },
     );
 }

@@ -9,7 +9,7 @@ import { notFound, unprocessable } from "../../lib/errors.ts";
 import { isOrgName } from "../../config.ts";
 import type { Org } from "../../store/index.ts";
 
-export type ApiClientBody = { name?: string; id?: string };
+export type ApiClientBody = { name?: string; id?: string; events_queue_id?: string | null };
 
 async function ownOrg(deps: Deps, auth: Auth, id: string): Promise<Org> {
   if (id !== auth.orgId) throw notFound("The api client");
@@ -33,5 +33,5 @@ export async function updateApiClient(deps: Deps, auth: Auth, id: string, body: 
       { path: "/name", message: "at least two dot-separated labels of a-z, 0-9 and -, each starting with a letter or digit, at most 253 characters" },
     ]);
   }
-  return deps.store.orgs.rename(auth.orgId, body.name ?? current.name, now, auth.actor);
+  return deps.store.orgs.update(auth.orgId, { name: body.name ?? current.name, eventsQueueId: body.events_queue_id }, now, auth.actor);
 }

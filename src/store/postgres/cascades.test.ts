@@ -90,11 +90,21 @@ describe.if(await postgresAvailable())("deletes cascade without foreign keys", (
       const keys = async () => (await store!.client`SELECT conname FROM pg_constraint
         WHERE contype = 'f' AND conrelid IN ('messages'::regclass, 'deliveries'::regclass, 'attempts'::regclass)`).length;
       expect(await keys()).toBe(4);
-      const org = (await store.orgs.create("com.example.upgrade", 1)).id;
-      const queue = await store.queues.create(org, { name: "q", schema: null, schemaId: null }, 1, actor);
-      await store.listeners.create(org, queue.id, { name: "l", notifyUrl: "http://127.0.0.1/n", livenessUrl: "http://127.0.0.1/l", secret: "s" }, 1, actor);
-      for (let i = 0; i < 5; i++) await store.messages.publish(org, queue.id, { name: null, data: String(i) }, 2 + i, actor);
-      await settle(store, (await store.deliveries.claimDue(request, 10)).claimed, 10);
+      // Rows as that release wrote them (today's code writes columns its schema lacks): five delivered messages.
+      const org = "org_upgrade";
+      await store.client.begin(async (tx) => {
+        await tx`INSERT INTO orgs (id, name, created_at) VALUES (${org}, 'com.example.upgrade', 1)`;
+        await tx`INSERT INTO queues (id, org_id, name, created_at) VALUES ('q_upgrade', ${org}, 'q', 1)`;
+        const [l] = await tx`INSERT INTO listeners (id, org_id, queue_id, name, notify_url, liveness_url, secret, liveness_state, next_probe_at, created_at)
+          VALUES ('lst_upgrade', ${org}, 'q_upgrade', 'l', 'http://127.0.0.1/n', 'http://127.0.0.1/l', 's', 'stable', 1, 1) RETURNING seq`;
+        for (let i = 0; i < 5; i++) {
+          const [m] = await tx`INSERT INTO messages (id, org_id, queue_id, data, created_at) VALUES (${`msg_upgrade${i}`}, ${org}, 'q_upgrade', ${String(i)}, ${2 + i}) RETURNING seq`;
+          const [d] = await tx`INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, created_at, updated_at)
+            VALUES (${org}, ${m.seq}, ${l.seq}, 'acknowledged', 1, 10, 10) RETURNING id`;
+          await tx`INSERT INTO attempts (delivery_id, attempt, attempted_at, status_code, duration_ms) VALUES (${d.id}, 1, 10, 200, 1)`;
+        }
+      });
+      const queue = { id: "q_upgrade" };
 
       expect(await applyMigrations(store.client)).toBe(migrations.length - 1);
       expect(await keys()).toBe(0);

@@ -12,6 +12,7 @@ import { storable } from "./text.ts";
 import { num, numOrNull } from "./client.ts";
 import { isRetryable, storeError } from "./errors.ts";
 import * as Q from "./delivery-sql.ts";
+import { inTransaction, pausing, reportMissed, reportSettled, reportStateChange, reported } from "./worker-events.ts";
 import type { Claim, ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeTarget } from "../deliveries.ts";
 
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
@@ -23,6 +24,7 @@ type DetailRow = {
   seen: string; next_due: string | null; id: string | null; due: string; attempt: number; listener_seq: string; message_id: string;
   message_name: string | null; data: string; created_at: string; listener_id: string; org_id: string; notify_url: string; secret: string;
   previous_secret: string | null; previous_secret_until: string | null; held: boolean; queue_id: string; queue_name: string;
+  headers: string | null;
 };
 
 function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
@@ -33,7 +35,10 @@ function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
     id: num(r.id),
     token,
     attempt: r.attempt,
-    listener: { seq: num(r.listener_seq), id: r.listener_id, orgId: r.org_id, notifyUrl: r.notify_url, secrets, held: r.held },
+    listener: {
+      seq: num(r.listener_seq), id: r.listener_id, orgId: r.org_id, notifyUrl: r.notify_url, secrets, held: r.held,
+      headers: r.headers === null ? null : JSON.parse(r.headers),
+    },
     message: {
       id: r.message_id,
       name: r.message_name,
@@ -68,6 +73,16 @@ export function deliveryStore(client: SQL): DeliveryStore {
     }
   };
   const count = async (text: string, params: unknown[]) => ((await run(text, params)) as unknown as { count: number }).count;
+  /** A transaction, again after a deadlock with another instance (it committed nothing); errors mapped. */
+  const retried = async <T>(fn: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (attempt >= RETRIES || !isRetryable(e)) throw storeError(e);
+      }
+    }
+  };
 
   /** The settlement statements' input: one JSON text (delivery-sql.ts). */
   const settleInput = (items: Completion[]) => JSON.stringify(items.map((c, ord) => ({
@@ -82,12 +97,28 @@ export function deliveryStore(client: SQL): DeliveryStore {
 
   async function settle(items: Completion[], now: number): Promise<boolean[]> {
     if (items.length === 0) return [];
+    if (items.some(reported)) return settleReporting(items, now);
     const rows = await run<{ ord: number }>(Q.SETTLE, Q.bind(Q.SETTLE_PARAMS, { input: settleInput(items), now }));
     return settledOf(items, rows.map((r) => r.ord));
   }
 
+  /** A settlement with a missed delivery or a 410 in it: in one transaction with the events it reports. */
+  function settleReporting(items: Completion[], now: number): Promise<boolean[]> {
+    return retried(() => inTransaction(client, async (exec) => {
+      const paused = await pausing(exec, items);
+      const rows = await exec(Q.SETTLE, Q.bind(Q.SETTLE_PARAMS, { input: settleInput(items), now }));
+      const settled = settledOf(items, rows.map((r) => r.ord));
+      await reportSettled(exec, items, settled, paused, now);
+      return settled;
+    }));
+  }
+
   /** Claims, after settling `items` in the same statement when there are any. */
   async function claim(req: ClaimRequest, now: number, items: Completion[] = []): Promise<Claim & { settled: boolean[] }> {
+    if (items.some(reported)) {
+      const settled = await settleReporting(items, now);
+      return { ...(await claim(req, now)), settled };
+    }
     const token = `${req.owner}:${nonce}.${++claims}`;
     const expires = now + req.leaseMs;
     const busy = (extra: ClaimedDelivery[]) => {
@@ -141,9 +172,14 @@ export function deliveryStore(client: SQL): DeliveryStore {
     rescueExpiredLeases: (now) => count(Q.RESCUE, [now]),
     async expireHeld(maxWaitMs, now) {
       const missed: MissedDelivery[] = [];
+      type Row = { id: string; org_id: string; listener_id: string; queue_id: string; message_id: string };
       for (;;) {
-        const rows = await run<{ org_id: string; listener_id: string; queue_id: string; message_id: string }>(
-          Q.EXPIRE_HELD, [now - maxWaitMs, MISSED_WHILE_DOWN, now]);
+        // With the message_missed events of the rows it changes, in one transaction.
+        const rows = await retried(() => inTransaction(client, async (exec) => {
+          const changed = await exec(Q.EXPIRE_HELD, [now - maxWaitMs, MISSED_WHILE_DOWN, now]) as Row[];
+          await reportMissed(exec, changed.map((r) => num(r.id)), now);
+          return changed;
+        }));
         for (const r of rows) missed.push({ orgId: r.org_id, listenerId: r.listener_id, queueId: r.queue_id, messageId: r.message_id });
         if (rows.length < Q.EXPIRE_HELD_BATCH) return missed;
       }
@@ -157,14 +193,26 @@ export function deliveryStore(client: SQL): DeliveryStore {
       }
     },
     async claimProbes(limit, holdMs, now) {
-      const rows = await run<{ seq: string; id: string; queue_id: string; liveness_url: string; liveness_state: ProbeTarget["state"]; failures_in_row: number }>(
-        Q.CLAIM_PROBES, [now, limit, now + holdMs]);
+      type Row = { seq: string; id: string; queue_id: string; liveness_url: string; liveness_state: ProbeTarget["state"]; failures_in_row: number; headers: string | null };
+      const rows = await run<Row>(Q.CLAIM_PROBES, [now, limit, now + holdMs]);
       return rows
-        .map((r) => ({ seq: num(r.seq), id: r.id, queueId: r.queue_id, livenessUrl: r.liveness_url, state: r.liveness_state, failuresInRow: r.failures_in_row }))
+        .map((r) => ({
+          seq: num(r.seq), id: r.id, queueId: r.queue_id, livenessUrl: r.liveness_url, state: r.liveness_state, failuresInRow: r.failures_in_row,
+          headers: r.headers === null ? null : JSON.parse(r.headers),
+        }))
         .sort((a, b) => a.seq - b.seq);
     },
     async recordProbe(r, now) {
-      return (await count(Q.RECORD_PROBE, [r.seq, r.state, r.failuresInRow, r.ok ? 1 : 0, r.nextProbeAt, now])) > 0;
+      const values = [r.seq, r.state, r.failuresInRow, r.ok ? 1 : 0, r.nextProbeAt, now];
+      if (r.previous === r.state) return (await count(Q.RECORD_PROBE, values)) > 0;
+      // A change of state, as the prober saw it: with its event, judged on the state the row holds.
+      return retried(() => inTransaction(client, async (exec) => {
+        const [before] = await exec("SELECT liveness_state FROM listeners WHERE seq = $1 FOR NO KEY UPDATE", [r.seq]);
+        if (!before) return false;
+        await exec(Q.RECORD_PROBE, values);
+        if (before.liveness_state !== r.state) await reportStateChange(exec, r.seq, before.liveness_state, r.state, now);
+        return true;
+      }));
     },
     resume: (listenerSeq, limit, now) => count(Q.RESUME, [listenerSeq, limit, now]),
     // One row rewritten: it commits only while the server is reachable and can write (readiness, the outage probe).

@@ -18,7 +18,7 @@ const appendMissed = (ids: string) => `(SELECT coalesce(jsonb_agg(e ORDER BY n),
 /** The fields a claimed row is sent with, of the rows in `leased` (id, due, attempt, listener_seq, message_seq). */
 const DETAILS = `SELECT ld.id, ld.due, ld.attempt, ld.listener_seq, m.id AS message_id, m.name AS message_name, m.data,
       m.created_at, l.id AS listener_id, l.org_id, l.notify_url, l.secret, l.previous_secret, l.previous_secret_until,
-      ${HOLDS} AS held, q.id AS queue_id, q.name AS queue_name
+      ${HOLDS} AS held, q.id AS queue_id, q.name AS queue_name, l.headers
     FROM leased ld JOIN messages m ON m.seq = ld.message_seq JOIN listeners l ON l.seq = ld.listener_seq
       JOIN queues q ON q.id = l.queue_id`;
 
@@ -202,12 +202,12 @@ counted AS (
   UPDATE listeners SET missed_count = missed_count + c.n, missed = ${appendMissed("c.ids")}
   FROM counts c WHERE seq = c.listener_seq
 )
-SELECT org_id, listener_id, queue_id, message_id FROM missed_now ORDER BY id`, ["cutoff", "error", "now"]);
+SELECT id, org_id, listener_id, queue_id, message_id FROM missed_now ORDER BY id`, ["cutoff", "error", "now"]);
 
 export const CLAIM_PROBES = positional(`
 UPDATE listeners SET next_probe_at = $hold
 WHERE seq IN (SELECT seq FROM listeners WHERE next_probe_at <= $now ORDER BY next_probe_at LIMIT $limit FOR UPDATE SKIP LOCKED)
-RETURNING seq, id, queue_id, liveness_url, liveness_state, failures_in_row`, ["now", "limit", "hold"]);
+RETURNING seq, id, queue_id, liveness_url, liveness_state, failures_in_row, headers`, ["now", "limit", "hold"]);
 
 export const RECORD_PROBE = positional(`
 UPDATE listeners SET liveness_state = $state, failures_in_row = $failures,

@@ -4,6 +4,7 @@ import { checkReachable, drizzleOf, openClient } from "./client.ts";
 import { parsePostgresUrl, type PostgresTarget } from "./url.ts";
 import { Writer } from "./writer.ts";
 import { publishBatch, type Publish } from "./publish.ts";
+import { FilterCache, filteredPublish } from "./publish-filters.ts";
 import { orgStore } from "./orgs.ts";
 import { apiKeyStore } from "./api-keys.ts";
 import { queueStore } from "./queues.ts";
@@ -64,7 +65,8 @@ export async function openPostgresStore(location: string, options: PostgresOptio
   const client = await connect(target, options);
   const db = drizzleOf(client);
   const instance = `i${randomBase62(10)}`;
-  const writes = new Writer<Publish, PublishedMessage>((batch) => publishBatch(client, batch, instance));
+  const filters = new FilterCache(client);
+  const writes = new Writer<Publish, PublishedMessage>((batch) => publishBatch(client, batch, instance, filters));
   const conn: Conn = { db, client, write: (fn) => writes.alone(() => db.transaction(fn)) };
   const leadership = new Leadership(target, LOCKS.sweeps, options.role);
   const feed = changeFeed(client);
@@ -87,7 +89,7 @@ export async function openPostgresStore(location: string, options: PostgresOptio
     lockouts: w(lockoutStore(client, feed.watchers, feed.subscribe)),
     queues: w(queueStore(conn)),
     listeners: w(listenerStore(conn)),
-    messages: w(messageStore(conn, (p) => writes.batched(p))),
+    messages: w(messageStore(conn, filteredPublish(filters, (p) => writes.batched(p)))),
     events: w(eventStore(db)),
     deliveries,
     idempotency: w(idempotencyStore(conn)),

@@ -8,7 +8,7 @@ import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toSecrets } from "../rows.ts";
+import { filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, r.missed);
@@ -52,7 +52,9 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const queue = await findQueue(tx, orgId, queueId);
         const before = await findRow(tx, orgId, queueId, id);
         const set = listenerChanges(before, patch, now);
-        if (set) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)));
+        // A publish judged against the filter before this one is refused and judged again (publish-filters.ts).
+        const changes = set && filterChanged(before, set) ? { ...set, filterRev: before.filterRev + 1 } : set;
+        if (changes) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(changes).where(eq(listeners.id, id)));
         const listener = toListener(await findRow(tx, orgId, queueId, id));
         await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
         return listener;

@@ -1,5 +1,5 @@
-import { asc, eq } from "drizzle-orm";
-import { orgs } from "./schema.ts";
+import { and, asc, eq } from "drizzle-orm";
+import { orgs, queues } from "./schema.ts";
 import { unique, recordEvent, type Conn } from "./shared.ts";
 import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
@@ -7,7 +7,7 @@ import { insertKey } from "./api-keys.ts";
 import type { PgDb, PgTx } from "./client.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { OrgStore, Org } from "../index.ts";
-import { newOrg, orgNameTaken as taken, toOrg } from "../rows.ts";
+import { newOrg, orgChanges, orgNameTaken as taken, toOrg, unknownEventsQueue } from "../rows.ts";
 
 async function find(db: PgDb | PgTx, id: string): Promise<Org> {
   const [row] = await db.select().from(orgs).where(eq(orgs.id, lookupId(id)));
@@ -26,10 +26,17 @@ export function orgStore({ db, write }: Conn): OrgStore {
       }),
     list: () => guarded(async () => (await db.select().from(orgs).orderBy(asc(orgs.createdAt), asc(orgs.seq))).map(toOrg)),
     get: (orgId) => guarded(() => find(db, orgId)),
-    rename: (orgId, name, now, actor) =>
+    update: (orgId, patch, now, actor) =>
       write(async (tx) => {
         await find(tx, orgId);
-        await unique(taken(name), () => tx.update(orgs).set({ name }).where(eq(orgs.id, orgId)));
+        if (patch.eventsQueueId) {
+          // Locked, so a delete of the queue waits and then clears it (queues.ts).
+          const [queue] = await tx.select({ id: queues.id }).from(queues)
+            .where(and(eq(queues.orgId, orgId), eq(queues.id, lookupId(patch.eventsQueueId)))).for("share");
+          if (!queue) throw unknownEventsQueue();
+        }
+        const set = orgChanges(patch);
+        if (set) await unique(taken(patch.name ?? ""), () => tx.update(orgs).set(set).where(eq(orgs.id, orgId)));
         const org = await find(tx, orgId);
         await recordEvent(tx, orgId, "api_client_updated", now, actor, {});
         return org;

@@ -1,5 +1,5 @@
 import { and, asc, eq } from "drizzle-orm";
-import { queues, listeners } from "./schema.ts";
+import { orgs, queues, listeners } from "./schema.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
 import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
@@ -43,6 +43,7 @@ export function queueStore({ db, write }: Conn): QueueStore {
         const queue = await findQueue(tx, orgId, id);
         // Its listeners, messages, deliveries and attempts go with it (a foreign key and triggers, schema.ts).
         await tx.delete(queues).where(eq(queues.id, id));
+        await tx.update(orgs).set({ eventsQueueId: null }).where(and(eq(orgs.id, orgId), eq(orgs.eventsQueueId, id)));
         await recordEvent(tx, orgId, "queue_deleted", now, actor, { queue });
       }),
     listenerNames: (orgId, id) =>

@@ -36,6 +36,8 @@ export const orgs = pgTable("orgs", {
   // Insertion order, for listing (SQLite lists by rowid).
   seq: bigint("seq", { mode: "number" }).notNull().generatedByDefaultAsIdentity(),
   name: text("name").notNull().unique(),
+  // The queue its usage events are also published to (docs/api.md, "Operational messages"); cleared with it.
+  eventsQueueId: text("events_queue_id"),
   createdAt: ms("created_at").notNull(),
 });
 
@@ -94,6 +96,16 @@ export const listeners = pgTable(
     missed: jsonb("missed").$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     // Paused (false): its deliveries are held as while it is down; a 410 Gone from its receiver pauses it.
     enabled: boolean("enabled").notNull().default(true),
+    // What it receives and how it is called (docs/api.md, "Listeners"): JSON text as saved, NULL for none.
+    // `filter_rev` changes with every change of the filter: a publish evaluated against an older one is redone
+    // (publish.ts).
+    filter: text("filter"),
+    filterRev: ms("filter_rev").notNull().default(0),
+    headers: text("headers"),
+    // Its pace and order (docs/delivery.md, "Pace and order"): NULL takes the server's defaults.
+    rateLimit: integer("rate_limit"),
+    concurrency: integer("concurrency"),
+    ordering: text("ordering", { enum: ["unordered", "fifo"] }).notNull().default("unordered"),
     createdAt: ms("created_at").notNull(),
   },
   (t) => [
@@ -188,6 +200,10 @@ export const events = pgTable(
     listenerName: text("listener_name"),
     messageId: text("message_id"),
     messageName: text("message_name"),
+    // The portal session that made the change, when a portal token rather than an API key did.
+    portalSessionId: text("portal_session_id"),
+    // Fields of one event type, as a JSON object (a liveness change's `from` and `to`).
+    details: text("details"),
   },
   (t) => [primaryKey({ name: "events_org_time", columns: [t.orgId, t.storedAt, t.id] })],
 );

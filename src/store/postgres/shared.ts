@@ -3,7 +3,7 @@ import { inArray, or, sql, type Column, type SQL } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { PgDb, PgTx } from "./client.ts";
 import { sqlStateOf } from "./errors.ts";
-import { eventIdSql, randomEventTail } from "./events.ts";
+import { drizzleExec, writeEvent } from "./event-writes.ts";
 import { claimKey } from "./idempotency.ts";
 import { lookupId } from "./text.ts";
 import { conflict } from "../../lib/errors.ts";
@@ -42,31 +42,33 @@ export async function countOf(db: PgDb | PgTx, table: PgTable, where: SQL | unde
   return row?.n ?? 0;
 }
 
-type EventRefs = {
+export type EventRefs = {
   apiKey?: { id: string; name: string } | null;
   queue?: { id: string; name: string } | null;
   listener?: { id: string; name: string } | null;
   message?: { id: string; name: string | null } | null;
+  /** The portal session that made the change, when the caller holds a portal token. */
+  portalSession?: { id: string } | null;
+  /** Fields of the event's own type (a liveness change's `from` and `to`). */
+  details?: Record<string, unknown> | null;
 };
 
 /**
  * The usage event of a write, inside the write's transaction; call it last, just before the commit. It moves the
- * organization's event key (events.ts) and holds that row's lock until the commit, so keys grow in commit order.
- * `apiKey` defaults to the calling key.
+ * organization's event key (events.ts) and holds that row's lock until the commit, so keys grow in commit order;
+ * it also publishes the event to the organization's events queue (event-writes.ts). `apiKey` defaults to the
+ * calling key.
  */
 export async function recordEvent(tx: PgTx, orgId: string, type: string, now: number, actor: Actor | null, refs: EventRefs): Promise<void> {
   // Every write records its event here, in its own transaction: so the request's Idempotency-Key commits with it.
   await claimKey(tx, orgId, actor, now);
   const key = refs.apiKey !== undefined ? refs.apiKey : actor ? { id: actor.keyId, name: actor.keyName } : null;
-  await tx.execute(sql`
-    WITH k AS (
-      INSERT INTO event_keys AS k (org_id, stored_at, seq) VALUES (${orgId}, ${now}, 1)
-      ON CONFLICT (org_id) DO UPDATE SET stored_at = greatest(k.stored_at, excluded.stored_at), seq = k.seq + 1
-      RETURNING stored_at, seq)
-    INSERT INTO events (id, org_id, type, stored_at, api_key_id, api_key_name, queue_id, queue_name, listener_id,
-      listener_name, message_id, message_name)
-    SELECT ${sql.raw(eventIdSql("k.seq"))} || ${randomEventTail()}, ${orgId}, ${type}, k.stored_at, ${key?.id ?? null},
-      ${key?.name ?? null}, ${refs.queue?.id ?? null}, ${refs.queue?.name ?? null}, ${refs.listener?.id ?? null},
-      ${refs.listener?.name ?? null}, ${refs.message?.id ?? null}, ${refs.message?.name ?? null}
-    FROM k`);
+  await writeEvent(drizzleExec(tx), {
+    orgId, type, apiKey: key, queue: refOf(refs.queue), listener: refOf(refs.listener),
+    message: refs.message ? { id: refs.message.id, name: refs.message.name } : null,
+    portalSession: refs.portalSession ?? null, details: refs.details ?? null,
+  }, now);
 }
+
+/** Only the reference: callers pass whole rows. */
+const refOf = (r: { id: string; name: string } | null | undefined) => (r ? { id: r.id, name: r.name } : null);

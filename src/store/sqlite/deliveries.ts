@@ -6,8 +6,11 @@
 import type { Database } from "bun:sqlite";
 import { idFloor, randomBase62 } from "../../lib/ids.ts";
 import { replayStatements } from "./replays.ts";
-import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeTarget } from "../deliveries.ts";
+import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeResult, ProbeTarget } from "../deliveries.ts";
+import { deliveryEvent, listenerEvent } from "./delivery-events.ts";
+import type { Raw } from "./shared.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
+import { applyFanout, FanoutPlanner, type FanoutPlan } from "./fanout-filters.ts";
 import { whenUnlocked } from "./write-lock.ts";
 import { asStorageError, rollBackLeftover, writeReadiness } from "./writability.ts";
 import type { LockSignal } from "./lock-signal.ts";
@@ -73,7 +76,7 @@ function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
 type Detail = { id: number; attempt: number; listenerSeq: number; messageId: string; messageName: string | null; data: string; createdAt: number };
 type ListenerDetail = {
   seq: number; id: string; orgId: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
-  livenessState: string; enabled: number; queueId: string; queueName: string;
+  livenessState: string; enabled: number; queueId: string; queueName: string; headers: string | null;
 };
 
 function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): ClaimedDelivery {
@@ -83,7 +86,10 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): Cl
     id: d.id,
     token,
     attempt: d.attempt,
-    listener: { seq: l.seq, id: l.id, orgId: l.orgId, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled },
+    listener: {
+      seq: l.seq, id: l.id, orgId: l.orgId, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled,
+      headers: l.headers === null ? null : JSON.parse(l.headers),
+    },
     message: {
       id: d.messageId,
       name: d.messageName,
@@ -94,9 +100,9 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): Cl
   };
 }
 
-function settle(s: Statements, c: Completion, now: number, acknowledged: Map<number, number>): boolean {
+function settle(s: Statements, c: Completion, now: number, acknowledged: Map<number, number>, raw: Raw): boolean {
   const next = c.next;
-  if (next.state === "gone") return settleGone(s, c, now);
+  if (next.state === "gone") return settleGone(s, c, now, raw);
   const changed = s.settle.run({
     id: c.id, token: c.token, now, state: next.state, attempt: c.attempt,
     nextAt: next.state === "pending" ? next.at : null, status: c.record.statusCode, error: c.record.error,
@@ -107,43 +113,32 @@ function settle(s: Statements, c: Completion, now: number, acknowledged: Map<num
     id: c.id, attempt: c.attempt, at: r.attemptedAt, status: r.statusCode, duration: r.durationMs, error: r.error, response: r.response,
   });
   if (next.state === "acknowledged") acknowledged.set(c.listenerSeq, (acknowledged.get(c.listenerSeq) ?? 0) + 1);
-  if (next.state === "missed") s.countMissed.run({ seq: c.listenerSeq, messageId: c.messageId });
+  if (next.state === "missed") {
+    s.countMissed.run({ seq: c.listenerSeq, messageId: c.messageId });
+    deliveryEvent(s, raw, c.id, "message_missed", now);
+  }
   return true;
 }
 
 /** A 410 Gone: the attempt is recorded, the delivery held, and its listener paused (Standard Webhooks). */
-function settleGone(s: Statements, c: Completion, now: number): boolean {
+function settleGone(s: Statements, c: Completion, now: number, raw: Raw): boolean {
   const r = c.record;
   const changed = s.settleGone.run({ id: c.id, token: c.token, now, attempt: c.attempt, status: r.statusCode, error: r.error }).changes;
   if (changed === 0) return false;
   s.insertAttempt.run({ id: c.id, attempt: c.attempt, at: r.attemptedAt, status: r.statusCode, duration: r.durationMs, error: r.error, response: r.response });
-  s.pauseListener.run({ seq: c.listenerSeq });
+  if (s.pauseListener.run({ seq: c.listenerSeq }).changes > 0) deliveryEvent(s, raw, c.id, "listener_disabled", now, { status: r.statusCode });
   return true;
 }
 
 /** Settles every item; a listener's acknowledgements are counted with one UPDATE per batch, not one per delivery. */
-function settleAll(s: Statements, items: Completion[], now: number): boolean[] {
+function settleAll(s: Statements, items: Completion[], now: number, raw: Raw): boolean[] {
   const acknowledged = new Map<number, number>();
-  const settled = items.map((c) => settle(s, c, now, acknowledged));
+  const settled = items.map((c) => settle(s, c, now, acknowledged, raw));
   for (const [seq, n] of acknowledged) s.countAcknowledged.run({ seq, n });
   return settled;
 }
 
 type Held = { id: number; listenerSeq: number; messageId: string } & MissedDelivery;
-type FanoutState = { cursor: number; top: number };
-
-/**
- * Writes the deliveries of the next slice of messages past the cursor and moves it (fanout.ts); true when
- * messages remain past it. Inside the caller's transaction, which re-reads the cursor under the write lock.
- */
-function fanOut(s: Statements): boolean {
-  const { cursor, top } = s.fanoutState.get() as FanoutState;
-  if (top <= cursor) return false;
-  const { upTo } = s.fanoutUpTo.get({ cursor, top }) as { upTo: number };
-  s.fanOut.run({ cursor, upTo });
-  s.advanceFanout.run({ upTo });
-  return upTo < top;
-}
 
 /** The rows leased under `token`, in the order they were chosen; each listener's fields are read once. */
 function leasedDetails(s: Statements, ids: number[], token: string, now: number): ClaimedDelivery[] {
@@ -161,6 +156,7 @@ function leasedDetails(s: Statements, ids: number[], token: string, now: number)
 
 /** The store's multi-statement units of work, each one BEGIN IMMEDIATE transaction. */
 function transactions(sqlite: Database, s: Statements) {
+  const raw: Raw = { $client: sqlite };
   const immediate = <A extends unknown[], T>(fn: (...args: A) => T) => {
     const tx = sqlite.transaction(fn);
     return (...args: A): T => tx.immediate(...args);
@@ -171,27 +167,36 @@ function transactions(sqlite: Database, s: Statements) {
   let claims = 0;
   return {
     // Leases only; the caller reads the leased rows' details after the commit (completeAndClaim). `choose` is
-    // the rows chosen before the transaction, or, when messages wait for their fan-out, the choice to make
-    // after it, so that their deliveries go out in this step.
-    completeAndLease: immediate((items: Completion[], choose: number[] | (() => number[]), leaseMs: number, owner: string, now: number) => {
-      const more = typeof choose === "function" && fanOut(s);
-      const settled = settleAll(s, items, now);
+    // the rows chosen before the transaction, or, when messages wait for their fan-out (`fanout`, planned
+    // before it: fanout-filters.ts), the choice to make after it, so that their deliveries go out in this step.
+    completeAndLease: immediate((items: Completion[], choose: number[] | (() => number[]), fanout: FanoutPlan | null, leaseMs: number, owner: string, now: number) => {
+      const more = fanout !== null && applyFanout(s, fanout);
+      const settled = settleAll(s, items, now, raw);
       const ids = typeof choose === "function" ? choose() : choose;
       if (ids.length === 0) return { settled, token: null, ids, more };
       const token = `${owner}:${nonce}.${++claims}`;
       s.lease.run({ ids: JSON.stringify(ids), token, expires: now + leaseMs, now });
       return { settled, token, ids, more };
     }),
-    complete: immediate((items: Completion[], now: number) => settleAll(s, items, now)),
+    complete: immediate((items: Completion[], now: number) => settleAll(s, items, now, raw)),
     replayChunk: immediate((limit: number, now: number) => replayChunk(limit, now)),
     hold: immediate((leases: Lease[], now: number) => leases.map((l) => s.hold.run({ id: l.id, token: l.token, now }).changes > 0)),
     release: immediate((leases: Lease[], now: number) =>
       leases.reduce((n, l) => n + s.release.run({ id: l.id, token: l.token, now }).changes, 0)),
+    // A change of liveness state is a usage event (delivery-events.ts); most probes change nothing but counts.
+    recordProbe: immediate((r: ProbeResult, now: number) => {
+      const before = s.listenerRefs.get({ seq: r.seq }) as { state: string } | null;
+      const values = { seq: r.seq, state: r.state, failures: r.failuresInRow, ok: r.ok ? 1 : 0, next: r.nextProbeAt, now };
+      const changed = s.recordProbe.run(values).changes > 0;
+      if (changed && before && before.state !== r.state) listenerEvent(s, raw, r.seq, "listener_state_changed", now, { from: before.state, to: r.state });
+      return changed;
+    }),
     expire: immediate((rows: Held[], now: number) => {
       const missed: MissedDelivery[] = [];
       for (const r of rows) {
         if (s.missHeld.run({ id: r.id, now, error: MISSED_WHILE_DOWN }).changes === 0) continue;
         s.countMissed.run({ seq: r.listenerSeq, messageId: r.messageId });
+        deliveryEvent(s, raw, r.id, "message_missed", now);
         missed.push({ orgId: r.orgId, listenerId: r.listenerId, queueId: r.queueId, messageId: r.messageId });
       }
       return missed;
@@ -222,13 +227,14 @@ function mapped(sqlite: Database, store: DeliveryStore): DeliveryStore {
 export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliveryStore {
   const s = prepareStatements(sqlite);
   const tx = transactions(sqlite, s);
+  const planner = new FanoutPlanner();
   const write = <T>(fn: () => T) => whenUnlocked(sqlite, fn, signal);
   const completeAndClaim: DeliveryStore["completeAndClaim"] = async (items, req, now) => {
     // The rows being settled are `sending`, so none can be chosen here; a retry they schedule is a later step's.
-    const fanout = s.fanoutState.get() as FanoutState;
-    const choose = fanout.top > fanout.cursor ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
+    const fanout = planner.plan(s);
+    const choose = fanout ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
     const { settled, token, ids, more } = items.length || typeof choose === "function" || choose.length
-      ? await write(() => tx.completeAndLease(items, choose, req.leaseMs, req.owner, now))
+      ? await write(() => tx.completeAndLease(items, choose, fanout, req.leaseMs, req.owner, now))
       : { settled: [], token: null, ids: [], more: false };
     // The details (URL, secrets, the message's data) are read after the commit, so the write lock the publishes
     // wait for is held only as long as the leasing takes. The lease token keeps the rows this worker's
@@ -275,11 +281,11 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
       return rows.length ? write(() => tx.expire(rows, now)) : [];
     },
     async claimProbes(limit, holdMs, now) {
-      return write(() => s.claimProbes.all({ now, limit, hold: now + holdMs }) as ProbeTarget[]);
+      const rows = await write(() => s.claimProbes.all({ now, limit, hold: now + holdMs }) as (Omit<ProbeTarget, "headers"> & { headers: string | null })[]);
+      return rows.map((r) => ({ ...r, headers: r.headers === null ? null : JSON.parse(r.headers) }));
     },
     async recordProbe(r, now) {
-      const values = { seq: r.seq, state: r.state, failures: r.failuresInRow, ok: r.ok ? 1 : 0, next: r.nextProbeAt, now };
-      return write(() => s.recordProbe.run(values).changes > 0);
+      return write(() => tx.recordProbe(r, now));
     },
     async resume(listenerSeq, limit, now) {
       return write(() => s.resume.run({ seq: listenerSeq, limit, now }).changes);

@@ -11,10 +11,15 @@ import { SQL } from "./delivery-statements.ts";
 const dir = mkdtempSync(join(tmpdir(), "fanout-plan-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-// Full scans allowed on purpose: the fairness pass walks listeners (rare, under backpressure); giving back a
+// Full scans allowed on purpose. The fairness pass walks listeners (rare, under backpressure); giving back a
 // dead worker's leases, or every lease at a server's start, walks the rows in flight, which the concurrency cap
 // keeps few.
+// The filtered listeners are read through their partial index, and listener_filters holds rows only while
+// messages published under an earlier filter wait for their fan-out.
 const ALLOWED_SCANS: Record<string, RegExp> = {
+  filteredListeners: /^SCAN (listeners USING INDEX listeners_filtered|listener_filters USING COVERING INDEX listener_filters_listener)$/,
+  filterHistory: /^SCAN listener_filters/,
+  pruneFilters: /^SCAN listener_filters/,
   listenersWithDue: /^SCAN l$/,
   releaseOwner: /^SCAN deliveries USING INDEX deliveries_lease$/,
   releaseAll: /^SCAN deliveries USING INDEX deliveries_lease$/,

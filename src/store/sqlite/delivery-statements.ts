@@ -22,11 +22,37 @@ export const SQL = {
       coalesce((SELECT seq FROM messages WHERE seq > $cursor ORDER BY seq LIMIT 1 OFFSET ${FANOUT_CHUNK - 1}), $top),
       coalesce((SELECT m.seq FROM messages m JOIN listeners l ON l.queue_id = m.queue_id AND l.from_seq < m.seq
         WHERE m.seq > $cursor ORDER BY m.seq LIMIT 1 OFFSET ${FANOUT_ROWS - 1}), $top)) AS upTo`,
-  // Each message to the listeners its publish saw (created before it: from_seq below its seq), due at its publish.
+  // Each message to the listeners its publish saw (created before it: from_seq below its seq), due at its publish;
+  // listeners whose filter judges each message ($filtered) get theirs from fanOutPairs.
   fanOut: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
     SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
     FROM messages m JOIN listeners l ON l.queue_id = m.queue_id AND l.from_seq < m.seq
-    WHERE m.seq > $cursor AND m.seq <= $upTo`,
+    WHERE m.seq > $cursor AND m.seq <= $upTo AND l.seq NOT IN (SELECT value FROM json_each($filtered))
+      AND (m.only_listener IS NULL OR m.only_listener = l.seq)`,
+  // The [message seq, listener seq] pairs a filter took; a message or listener deleted since is skipped.
+  fanOutPairs: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
+    SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
+    FROM json_each($pairs) CROSS JOIN messages m ON m.seq = json_each.value ->> 0 CROSS JOIN listeners l ON l.seq = json_each.value ->> 1
+    ORDER BY json_each.key`,
+  // Listeners judged one message at a time: those with a filter, and those whose earlier filter still judges
+  // messages waiting for their fan-out.
+  filteredListeners: `SELECT seq, queue_id AS queueId, from_seq AS fromSeq, filter FROM listeners INDEXED BY listeners_filtered
+      WHERE filter IS NOT NULL
+    UNION SELECT seq, queue_id, from_seq, filter FROM listeners WHERE seq IN (SELECT listener_seq FROM listener_filters)`,
+  filterHistory: `SELECT listener_seq AS listenerSeq, upto_seq AS uptoSeq, filter FROM listener_filters
+    WHERE upto_seq > $cursor ORDER BY listener_seq, upto_seq`,
+  sliceMessages: `SELECT seq, queue_id AS queueId, name, data, only_listener AS onlyListener FROM messages
+    WHERE queue_id IN (SELECT value FROM json_each($queues)) AND seq > $cursor AND seq <= $upTo`,
+  pruneFilters: `DELETE FROM listener_filters WHERE upto_seq <= $upTo`,
+  // What a usage event the worker records names (delivery-events.ts).
+  deliveryRefs: `SELECT l.org_id AS orgId, q.id AS queueId, q.name AS queueName, l.id AS listenerId, l.name AS listenerName,
+      m.id AS messageId, m.name AS messageName
+    FROM deliveries d CROSS JOIN listeners l ON l.seq = d.listener_seq CROSS JOIN queues q ON q.id = l.queue_id
+      CROSS JOIN messages m ON m.seq = d.message_seq
+    WHERE d.id = $id`,
+  listenerRefs: `SELECT l.org_id AS orgId, q.id AS queueId, q.name AS queueName, l.id AS listenerId, l.name AS listenerName,
+      l.liveness_state AS state
+    FROM listeners l CROSS JOIN queues q ON q.id = l.queue_id WHERE l.seq = $seq`,
   advanceFanout: `INSERT INTO fanout (id, message_seq) VALUES (1, $upTo)
     ON CONFLICT (id) DO UPDATE SET message_seq = excluded.message_seq`,
   // CROSS JOIN fixes the join order (deliveries by rowid first) whatever the table statistics say.
@@ -54,7 +80,7 @@ export const SQL = {
   // A listener's queue is its messages' queue: deliveries are made for the listeners of the queue published to.
   leasedListeners: `SELECT l.seq AS seq, l.id AS id, l.org_id AS orgId, l.notify_url AS notifyUrl, l.secret AS secret,
       l.previous_secret AS previousSecret, l.previous_secret_until AS previousSecretUntil,
-      l.liveness_state AS livenessState, l.enabled AS enabled, q.id AS queueId, q.name AS queueName
+      l.liveness_state AS livenessState, l.enabled AS enabled, q.id AS queueId, q.name AS queueName, l.headers AS headers
     FROM listeners l CROSS JOIN queues q ON q.id = l.queue_id
     WHERE l.seq IN (SELECT value FROM json_each($seqs))`,
   nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now`,
@@ -96,7 +122,8 @@ export const SQL = {
     WHERE id = $id AND state = 'pending' AND next_attempt_at IS NULL`,
   claimProbes: `UPDATE listeners SET next_probe_at = $hold
     WHERE seq IN (SELECT seq FROM listeners WHERE next_probe_at <= $now ORDER BY next_probe_at LIMIT $limit)
-    RETURNING seq, id, queue_id AS queueId, liveness_url AS livenessUrl, liveness_state AS state, failures_in_row AS failuresInRow`,
+    RETURNING seq, id, queue_id AS queueId, liveness_url AS livenessUrl, liveness_state AS state, failures_in_row AS failuresInRow,
+      headers`,
   recordProbe: `UPDATE listeners SET liveness_state = $state, failures_in_row = $failures,
       success_count = success_count + $ok, failure_count = failure_count + 1 - $ok, next_probe_at = $next,
       down_since = CASE WHEN $state = 'down' THEN coalesce(down_since, $now) ELSE NULL END

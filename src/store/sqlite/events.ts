@@ -12,7 +12,7 @@
 import { and, asc, eq, gt, gte, or, sql } from "drizzle-orm";
 import { events, orgs } from "./schema.ts";
 import { transactionMemo } from "./transaction-memo.ts";
-import type { Conn, Tx } from "./shared.ts";
+import type { Conn, Raw } from "./shared.ts";
 import { base62, fromBase62, randomBase62 } from "../../lib/ids.ts";
 import type { EventStore } from "../index.ts";
 import { toEvent } from "../rows.ts";
@@ -36,7 +36,7 @@ type MadeKey = EventKey & { seq: number };
  */
 export const eventKeys = transactionMemo<MadeKey>();
 
-function newestKey(tx: Tx, orgId: string): EventKey | null {
+function newestKey(tx: Raw, orgId: string): EventKey | null {
   return tx.$client
     .query<EventKey, [string]>("SELECT stored_at AS storedAt, id FROM events WHERE org_id = ? ORDER BY stored_at DESC, id DESC LIMIT 1")
     .get(orgId);
@@ -59,7 +59,7 @@ function keyAfter(last: EventKey | MadeKey | null, now: number): MadeKey {
 }
 
 /** The (stored_at, id) of the organization's next event; call it inside the write transaction that stores it. */
-export function nextEventKey(tx: Tx, orgId: string, now: number): MadeKey {
+export function nextEventKey(tx: Raw, orgId: string, now: number): MadeKey {
   const memo = eventKeys.during(tx.$client);
   const key = keyAfter(memo?.get(orgId) ?? newestKey(tx, orgId), now);
   memo?.set(orgId, key);

@@ -17,7 +17,7 @@
  * rows; its deliveries read as pending, due at its publish (messages.ts).
  */
 import { transactionMemo } from "./transaction-memo.ts";
-import type { Db, Tx } from "./shared.ts";
+import type { Raw } from "./shared.ts";
 
 /** The last message seq given out in the current write transaction of a connection (one key: ""). */
 export const messageSeqs = transactionMemo<number>();
@@ -30,12 +30,12 @@ export const LAST_SEQ_SQL = `SELECT max((SELECT coalesce(max(seq), 0) FROM messa
   (SELECT coalesce(max(from_seq), 0) FROM listeners)) AS seq`;
 
 /** The last seq given out: the newest message's, or, if the newest messages were deleted since, the cursor's or a listener's. */
-export function lastMessageSeq(tx: Tx | Db): number {
+export function lastMessageSeq(tx: Raw): number {
   return tx.$client.query<{ seq: number }, []>(LAST_SEQ_SQL).get()!.seq;
 }
 
 /** The seq of the next message published in this transaction. */
-export function nextMessageSeq(tx: Tx): number {
+export function nextMessageSeq(tx: Raw): number {
   const memo = messageSeqs.during(tx.$client);
   const seq = (memo?.get("") ?? lastMessageSeq(tx)) + 1;
   memo?.set("", seq);
@@ -43,6 +43,6 @@ export function nextMessageSeq(tx: Tx): number {
 }
 
 /** The cursor: the seq of the last message whose deliveries have been written. */
-export function fannedOutUpTo(db: Tx | Db): number {
+export function fannedOutUpTo(db: Raw): number {
   return db.$client.query<{ seq: number }, []>(`SELECT ${CURSOR_SQL} AS seq`).get()!.seq;
 }

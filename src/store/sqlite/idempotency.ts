@@ -4,13 +4,13 @@
  * together, so a retry after a crash between the commit and the answer finds the key. The answer is stored once
  * it is rendered (`complete`).
  */
-import type { Conn, Tx } from "./shared.ts";
+import type { Conn, Raw } from "./shared.ts";
 import type { Actor, IdempotencyStore } from "../index.ts";
 
 const SWEEP_BATCH = 2_000;
 
 /** Records the request's key in the current write transaction, once per request. An expired record is replaced. */
-export function claimKey(tx: Tx, orgId: string, actor: Actor | null, now: number): void {
+export function claimKey(tx: Raw, orgId: string, actor: Actor | null, now: number): void {
   const claim = actor?.idempotency;
   if (!claim || claim.claimed) return;
   tx.$client

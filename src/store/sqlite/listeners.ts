@@ -1,12 +1,12 @@
 import { and, asc, eq } from "drizzle-orm";
-import { listeners, replays } from "./schema.ts";
+import { listenerFilters, listeners, replays } from "./schema.ts";
 import { countReplayable, windowSeqs } from "./replays.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue } from "./queues.ts";
-import { lastMessageSeq } from "./fanout.ts";
+import { fannedOutUpTo, lastMessageSeq } from "./fanout.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toSecrets } from "../rows.ts";
+import { filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, JSON.parse(r.missed));
@@ -20,6 +20,16 @@ function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
     .get();
   if (!row) throw notFound("The listener");
   return row;
+}
+
+/**
+ * The filter a listener had until now still judges the messages published under it that wait for their fan-out
+ * (store/sqlite/fanout-filters.ts): kept until the worker's cursor passes the last of them.
+ */
+function keepFilter(tx: Tx, before: Row): void {
+  const upto = lastMessageSeq(tx);
+  if (fannedOutUpTo(tx) >= upto) return;
+  tx.insert(listenerFilters).values({ listenerSeq: before.seq, uptoSeq: upto, filter: before.filter }).run();
 }
 
 export function listenerStore({ db, write }: Conn): ListenerStore {
@@ -53,6 +63,7 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const queue = findQueue(tx, orgId, queueId);
         const before = findRow(tx, orgId, queueId, id);
         const set = listenerChanges(before, patch, now);
+        if (filterChanged(before, set)) keepFilter(tx, before);
         if (set) unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)).run());
         const listener = toListener(findRow(tx, orgId, queueId, id));
         recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });

@@ -3,6 +3,7 @@ import { messages, deliveries, listeners, attempts } from "./schema.ts";
 import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue, queueOfWrite } from "./queues.ts";
 import { fannedOutUpTo, nextMessageSeq } from "./fanout.ts";
+import { takesMessage } from "./fanout-filters.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound, SchemaChanged } from "../../lib/errors.ts";
 import type { MessageStore, Actor, PublishInput, PublishedMessage, DeliveryStatus } from "../index.ts";
@@ -24,13 +25,14 @@ function findRow(tx: Db | Tx, orgId: string, queueId: string, id: string): Row {
 /** A message the worker has not fanned out yet: a pending delivery, due at its publish, per listener it goes to. */
 function notFannedOut(db: Db | Tx, row: Row): DeliveryStatus[] {
   return db
-    .select({ listenerId: listeners.id, listenerName: listeners.name })
+    .select({ listenerId: listeners.id, listenerName: listeners.name, seq: listeners.seq, filter: listeners.filter })
     .from(listeners)
     .where(and(eq(listeners.queueId, row.queueId), lt(listeners.fromSeq, row.seq)))
     .orderBy(asc(listeners.seq))
     .all()
-    .map((l) => ({
-      ...l, state: "pending" as const, attempts: 0, nextAttemptAt: row.createdAt, lastStatus: null, lastError: null, cycle: 1, updatedAt: row.createdAt,
+    .filter((l) => (row.onlyListener === null ? takesMessage(db, l, row) : row.onlyListener === l.seq))
+    .map(({ listenerId, listenerName }) => ({
+      listenerId, listenerName, state: "pending" as const, attempts: 0, nextAttemptAt: row.createdAt, lastStatus: null, lastError: null, cycle: 1, updatedAt: row.createdAt,
     }));
 }
 
@@ -57,6 +59,13 @@ function startAgain(tx: Tx, ids: number[], now: number): number {
 
 export type Publish = PublishInput & { orgId: string; queueId: string; now: number; actor: Actor };
 
+/** The seq of a listener of the queue; 404 for another id (before anything is written: a `checked` unit). */
+function listenerSeqOf(tx: Tx, queueId: string, listenerId: string): number {
+  const row = tx.$client.query<{ seq: number }, [string, string]>("SELECT seq FROM listeners WHERE id = ? AND queue_id = ?").get(listenerId, queueId);
+  if (!row) throw notFound("The listener");
+  return row.seq;
+}
+
 /**
  * The message, with a seq above every seq given out so far: every listener of the queue that exists at this
  * commit (its `from_seq` below that seq) gets a pending delivery due at `now`, written by the delivery worker
@@ -67,13 +76,14 @@ export type Publish = PublishInput & { orgId: string; queueId: string; now: numb
 export function publishIn(tx: Tx, p: Publish): PublishedMessage {
   const queue = queueOfWrite(tx, p.orgId, p.queueId);
   if (p.schemaId !== undefined && queue.schemaId !== p.schemaId) throw new SchemaChanged();
+  const only = p.listenerId === undefined ? null : listenerSeqOf(tx, p.queueId, p.listenerId);
   const id = newId("message", p.now);
   // The hot path of ingest: plain SQL through bun:sqlite's statement cache, no query building per publish.
   tx.$client
-    .query<never, [number, string, string, string, string | null, string, number]>(
-      "INSERT INTO messages (seq, id, org_id, queue_id, name, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    .query<never, [number, string, string, string, string | null, string, number, number | null]>(
+      "INSERT INTO messages (seq, id, org_id, queue_id, name, data, created_at, only_listener) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
-    .run(nextMessageSeq(tx), id, p.orgId, p.queueId, p.name, p.data, p.now);
+    .run(nextMessageSeq(tx), id, p.orgId, p.queueId, p.name, p.data, p.now, only);
   recordEvent(tx, p.orgId, "message_added", p.now, p.actor, { queue, message: { id, name: p.name } });
   return { id, orgId: p.orgId, queueId: p.queueId, name: p.name, createdAt: p.now };
 }

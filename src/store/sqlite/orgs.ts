@@ -1,10 +1,10 @@
-import { eq, sql } from "drizzle-orm";
-import { orgs } from "./schema.ts";
+import { and, eq, sql } from "drizzle-orm";
+import { orgs, queues } from "./schema.ts";
 import { unique, recordEvent, type Conn } from "./shared.ts";
 import { insertKey } from "./api-keys.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { OrgStore } from "../index.ts";
-import { newOrg, orgNameTaken as taken, toOrg } from "../rows.ts";
+import { newOrg, orgChanges, orgNameTaken as taken, toOrg, unknownEventsQueue } from "../rows.ts";
 
 export function orgStore({ db, write }: Conn): OrgStore {
   const byId = db.select().from(orgs).where(eq(orgs.id, sql.placeholder("id"))).prepare();
@@ -28,10 +28,13 @@ export function orgStore({ db, write }: Conn): OrgStore {
     async get(orgId) {
       return find(orgId);
     },
-    async rename(orgId, name, now, actor) {
+    async update(orgId, patch, now, actor) {
       return write((tx) => {
         find(orgId);
-        unique(taken(name), () => tx.update(orgs).set({ name }).where(eq(orgs.id, orgId)).run());
+        const queue = patch.eventsQueueId ? tx.select({ id: queues.id }).from(queues).where(and(eq(queues.orgId, orgId), eq(queues.id, patch.eventsQueueId))).get() : null;
+        if (patch.eventsQueueId && !queue) throw unknownEventsQueue();
+        const set = orgChanges(patch);
+        if (set) unique(taken(patch.name ?? ""), () => tx.update(orgs).set(set).where(eq(orgs.id, orgId)).run());
         const org = find(orgId);
         recordEvent(tx, orgId, "api_client_updated", now, actor, {});
         return org;

@@ -1,6 +1,6 @@
 import { transactionMemo } from "./transaction-memo.ts";
 import { and, asc, eq } from "drizzle-orm";
-import { queues, listeners } from "./schema.ts";
+import { orgs, queues, listeners } from "./schema.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Queue, QueueStore } from "../index.ts";
@@ -72,6 +72,7 @@ export function queueStore({ db, write }: Conn): QueueStore {
         const queue = findQueue(tx, orgId, id);
         forgetQueues(tx);
         tx.delete(queues).where(eq(queues.id, id)).run();
+        tx.update(orgs).set({ eventsQueueId: null }).where(and(eq(orgs.id, orgId), eq(orgs.eventsQueueId, id))).run();
         recordEvent(tx, orgId, "queue_deleted", now, actor, { queue });
       }, { mode: "alone" }); // its listeners, messages, deliveries and attempts go with it: any number of rows
     },

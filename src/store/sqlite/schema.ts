@@ -12,6 +12,8 @@ import { sqliteTable, text, integer, blob, index, uniqueIndex } from "drizzle-or
 export const orgs = sqliteTable("orgs", {
   id: text("id").primaryKey(),
   name: text("name").notNull().unique(),
+  // The queue its usage events are also published to (docs/api.md, "Operational messages"); cleared with it.
+  eventsQueueId: text("events_queue_id"),
   createdAt: integer("created_at").notNull(),
 });
 
@@ -73,6 +75,15 @@ export const listeners = sqliteTable(
     fromSeq: integer("from_seq").notNull().default(0),
     // Paused (false): its deliveries are held as while it is down; a 410 Gone from its receiver pauses it.
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    // What it receives and how it is called (docs/api.md, "Listeners"): the filter and headers as JSON text,
+    // NULL for none. A filter applies to the messages published after it was saved; listener_filters keeps the
+    // one before for messages not yet fanned out.
+    filter: text("filter"),
+    headers: text("headers"),
+    // Its pace and order (docs/delivery.md, "Pace and order"): NULL takes the server's defaults.
+    rateLimit: integer("rate_limit"),
+    concurrency: integer("concurrency"),
+    ordering: text("ordering", { enum: ["unordered", "fifo"] }).notNull().default("unordered"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
@@ -81,6 +92,8 @@ export const listeners = sqliteTable(
     index("listeners_probe").on(t.nextProbeAt),
     // The highest from_seq is a seq given out: the next message's must be above it (fanout.ts).
     index("listeners_from_seq").on(t.fromSeq),
+    // The few listeners with a filter, which the fan-out judges one message at a time (fanout-filters.ts).
+    index("listeners_filtered").on(t.queueId).where(sql`filter IS NOT NULL`),
   ],
 );
 
@@ -97,6 +110,8 @@ export const messages = sqliteTable(
     queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
     name: text("name"),
     data: text("data").notNull(),
+    // A message for one listener of the queue only (a test message): its seq. The fan-out reads it (fanout.ts).
+    onlyListener: integer("only_listener"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("messages_queue").on(t.queueId, t.seq), index("messages_org").on(t.orgId, t.seq)],
@@ -188,8 +203,28 @@ export const events = sqliteTable(
     listenerName: text("listener_name"),
     messageId: text("message_id"),
     messageName: text("message_name"),
+    // The portal session that made the change, when a portal token rather than an API key did.
+    portalSessionId: text("portal_session_id"),
+    // Fields of one event type, as a JSON object (a liveness change's `from` and `to`).
+    details: text("details"),
   },
   (t) => [index("events_org_time").on(t.orgId, t.storedAt, t.id)],
+);
+
+/**
+ * A listener's earlier filters, kept while messages published under them wait for their fan-out (fanout.ts):
+ * a message whose seq is at most `upto_seq` is judged by the oldest such row, a later one by the listener's own
+ * filter. The delivery worker drops the rows its cursor has passed.
+ */
+export const listenerFilters = sqliteTable(
+  "listener_filters",
+  {
+    id: integer("id").primaryKey(),
+    listenerSeq: integer("listener_seq").notNull().references(() => listeners.seq, { onDelete: "cascade" }),
+    uptoSeq: integer("upto_seq").notNull(),
+    filter: text("filter"),
+  },
+  (t) => [index("listener_filters_listener").on(t.listenerSeq, t.uptoSeq)],
 );
 
 /**

@@ -5,11 +5,14 @@ import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "./schema.ts";
 import { nextEventKey } from "./events.ts";
 import { claimKey } from "./idempotency.ts";
+import { mirrorEvent } from "./events-queue.ts";
 import { conflict } from "../../lib/errors.ts";
 import type { UnitMode } from "./group-commit.ts";
 import type { Actor, Visible } from "../index.ts";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+/** What the raw statements need: the API's Drizzle connection, or the delivery worker's bare one. */
+export type Raw = { $client: Database };
 /** Writes run on the connection itself inside the group commit's transaction; a separate type only names the role. */
 export type Tx = Db;
 /**
@@ -38,30 +41,42 @@ export function visibleWhere(visible: Visible, idCol: Column, queueCol?: Column)
   return queueCol ? or(inArray(idCol, ids), inArray(queueCol, ids)) : inArray(idCol, ids);
 }
 
-type EventRefs = {
+export type EventRefs = {
   apiKey?: { id: string; name: string } | null;
   queue?: { id: string; name: string } | null;
   listener?: { id: string; name: string } | null;
   message?: { id: string; name: string | null } | null;
+  /** The portal session that made the change, when the caller holds a portal token. */
+  portalSession?: { id: string } | null;
+  /** Fields of the event's own type (a liveness change's `from` and `to`). */
+  details?: Record<string, unknown> | null;
 };
 
 /**
- * The usage event of a write, inside the write's transaction. `apiKey` defaults to the calling key. Its key
- * (stored_at, id) comes from `nextEventKey`, which keeps it growing in commit order for paging.
+ * The usage event of a write, inside the write's transaction, and the message it makes on the organization's
+ * events queue (events-queue.ts). `apiKey` defaults to the calling key. Its key (stored_at, id) comes from
+ * `nextEventKey`, which keeps it growing in commit order for paging.
  */
-export function recordEvent(tx: Tx, orgId: string, type: string, now: number, actor: Actor | null, refs: EventRefs): void {
+export function recordEvent(tx: Raw, orgId: string, type: string, now: number, actor: Actor | null, refs: EventRefs): void {
   // Every write records its event here, in its own transaction: so the request's Idempotency-Key commits with it.
   claimKey(tx, orgId, actor, now);
   const key = refs.apiKey !== undefined ? refs.apiKey : actor ? { id: actor.keyId, name: actor.keyName } : null;
   const { id, storedAt } = nextEventKey(tx, orgId, now);
+  const details = refs.details ? JSON.stringify(refs.details) : null;
   // Every write records one: plain SQL through bun:sqlite's statement cache keeps it off the publish profile.
   tx.$client
     .query(
       `INSERT INTO events (id, org_id, type, stored_at, api_key_id, api_key_name, queue_id, queue_name, listener_id,
-       listener_name, message_id, message_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       listener_name, message_id, message_name, portal_session_id, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(id, orgId, type, storedAt, key?.id ?? null, key?.name ?? null, refs.queue?.id ?? null, refs.queue?.name ?? null,
-      refs.listener?.id ?? null, refs.listener?.name ?? null, refs.message?.id ?? null, refs.message?.name ?? null);
+      refs.listener?.id ?? null, refs.listener?.name ?? null, refs.message?.id ?? null, refs.message?.name ?? null,
+      refs.portalSession?.id ?? null, details);
+  if (type === "message_added") return; // never mirrored: not even a look at the organization on the publish path
+  mirrorEvent(tx, {
+    id, type, storedAt, orgId, apiKey: key, queue: refs.queue ?? null, listener: refs.listener ? { id: refs.listener.id, name: refs.listener.name } : null,
+    message: refs.message ? { id: refs.message.id, name: refs.message.name } : null, portalSession: refs.portalSession ?? null, details: refs.details ?? null,
+  }, now);
 }
 
 export function countOf(tx: Db | Tx, table: SQLiteTable, where: SQL | undefined): number {
