@@ -73,7 +73,7 @@ describe("filters", () => {
       [{ nmes: ["x"] }, "/filter/nmes"],
       [{ data: { a: "x".repeat(8200) } }, "/filter"],
       [{ data: { $and: Array.from({ length: 201 }, (_, i) => ({ [`k${i}`]: 1 })) } }, "/filter/data/$and/199/k199"],
-      [{ data: { a: { $eq: [[[[[[[[[1]]]]]]]]] } } }, "/filter/data/a/$eq/0/0/0/0/0/0/0"],
+      [{ data: { a: { $eq: [[[[[[[[[1]]]]]]]]] } } }, "/filter/data/a/$eq/0/0/0/0/0/0"],
     ];
     for (const [filter, path] of cases) {
       const reply = await post(filter);
