@@ -1,9 +1,46 @@
 /**
- * What both backends do alike once a row is read: stored rows to the store's types, and the choices made on them
- * before anything is written. Rows are typed by shape, since each dialect's Drizzle schema types its own.
+ * What both backends decide alike, around statements that stay each backend's own (docs/design.md, "Two
+ * backends"): the row a create writes, the columns an update sets, the 409 texts, and stored rows back to the
+ * store's types. A new column is added here and in both schemas. Rows are typed by shape, since each dialect's
+ * Drizzle schema types its own.
  */
+import { newId } from "../lib/ids.ts";
 import { unprocessable } from "../lib/errors.ts";
-import type { ApiKey, Listener, ListenerInput, ListenerLine, ListenerSecrets, Message, Queue, UsageEvent } from "./index.ts";
+import type {
+  ApiKey, ApiKeyPatch, Listener, ListenerInput, ListenerLine, ListenerSecrets, Message, NewApiKey, Org, OrgPatch, Queue, QueueInput, UsageEvent,
+} from "./index.ts";
+
+export const newOrg = (name: string, now: number): Org => ({ id: newId("org", now), name, eventsQueueId: null, createdAt: now });
+
+export const toOrg = (r: Org): Org => ({ id: r.id, name: r.name, eventsQueueId: r.eventsQueueId, createdAt: r.createdAt });
+
+/** The columns an organization's update sets; null when the patch names none. */
+export function orgChanges(patch: OrgPatch): { name?: string; eventsQueueId?: string | null } | null {
+  const set = { ...(patch.name !== undefined && { name: patch.name }), ...(patch.eventsQueueId !== undefined && { eventsQueueId: patch.eventsQueueId }) };
+  return Object.keys(set).length ? set : null;
+}
+
+export const unknownEventsQueue = () =>
+  unprocessable("The events queue must be a queue of this organization.", [{ path: "/events_queue_id", message: "is not a queue of this organization" }]);
+
+export const orgNameTaken = (name: string) => `An organization named '${name}' already exists.`;
+
+/** Scopes are stored as JSON text on both backends, exactly as given. */
+export const newKey = (orgId: string, key: NewApiKey, now: number) => ({
+  id: newId("key", now), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash,
+  owner: key.owner, createdAt: now,
+});
+
+export type KeyChanges = { name?: string; status?: ApiKey["status"]; scopes?: string };
+
+/** The columns an update sets; null when the patch names none. */
+export function keyChanges(patch: ApiKeyPatch): KeyChanges | null {
+  const set: KeyChanges = {};
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.status !== undefined) set.status = patch.status;
+  if (patch.scopes !== undefined) set.scopes = JSON.stringify(patch.scopes);
+  return Object.keys(set).length ? set : null;
+}
 
 export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey => ({
   id: r.id,
@@ -14,6 +51,15 @@ export const toKey = (r: Omit<ApiKey, "scopes"> & { scopes: string }): ApiKey =>
   owner: r.owner,
   createdAt: r.createdAt,
 });
+
+/** The schema is stored as JSON text (null: none); an update replaces name, schema and schema id together. */
+export const queueChanges = (input: QueueInput) => ({
+  name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId,
+});
+
+export const newQueue = (orgId: string, input: QueueInput, now: number) => ({ id: newId("queue", now), orgId, ...queueChanges(input), createdAt: now });
+
+export const queueNameTaken = (name: string) => `A queue named '${name}' already exists.`;
 
 export const toQueue = (r: Omit<Queue, "schema"> & { schema: string | null }): Queue => ({
   id: r.id,
@@ -51,6 +97,41 @@ export const toEvent = (r: EventRow): UsageEvent => ({
   portalSession: r.portalSessionId ? { id: r.portalSessionId } : null,
   details: r.details === null ? null : JSON.parse(r.details),
 });
+
+const jsonOrNull = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+/** Its liveness starts pending, its first probe due now; a filter and headers are stored as JSON text, NULL for none. */
+export const newListener = (orgId: string, queueId: string, input: ListenerInput & { secret: string }, now: number) => ({
+  id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
+  secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
+  filter: jsonOrNull(input.filter), headers: jsonOrNull(input.headers), rateLimit: input.rateLimit ?? null,
+  concurrency: input.concurrency ?? null, ordering: input.ordering ?? ("unordered" as const),
+});
+
+type NewListener = ReturnType<typeof newListener>;
+export type ListenerChanges = Partial<Pick<NewListener,
+  "name" | "notifyUrl" | "livenessUrl" | "enabled" | "nextProbeAt" | "filter" | "headers" | "rateLimit" | "concurrency" | "ordering">>;
+
+/** The columns an update sets; null when the patch names none. */
+export function listenerChanges(before: { enabled: boolean }, patch: Partial<ListenerInput>, now: number): ListenerChanges | null {
+  const set: ListenerChanges = {};
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
+  if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
+  if (patch.enabled !== undefined) set.enabled = patch.enabled;
+  // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
+  if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
+  if (patch.filter !== undefined) set.filter = jsonOrNull(patch.filter);
+  if (patch.headers !== undefined) set.headers = jsonOrNull(patch.headers);
+  if (patch.rateLimit !== undefined) set.rateLimit = patch.rateLimit;
+  if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
+  if (patch.ordering !== undefined) set.ordering = patch.ordering;
+  return Object.keys(set).length ? set : null;
+}
+
+/** Whether an update gives the listener another filter than it had (each backend keeps or marks the old one). */
+export const filterChanged = (before: { filter: string | null }, set: ListenerChanges | null) =>
+  set?.filter !== undefined && set.filter !== before.filter;
 
 type ListenerRow = Pick<Listener, "id" | "orgId" | "queueId" | "name" | "notifyUrl" | "livenessUrl" | "enabled" | "createdAt"> & {
   livenessState: Listener["liveness"]["state"]; successCount: number; failureCount: number; acknowledgedCount: number; missedCount: number;
@@ -99,31 +180,7 @@ export const toSecrets = (r: { secret: string; previousSecret: string | null; pr
     ? { current: r.secret, previous: r.previousSecret, previousUntil: r.previousSecretUntil }
     : { current: r.secret, previous: null, previousUntil: null };
 
-export const unknownEventsQueue = () =>
-  unprocessable("The events queue must be a queue of this organization.", [{ path: "/events_queue_id", message: "is not a queue of this organization" }]);
-
 export const listenerNameTaken = (name: string) => `A listener named '${name}' already exists on this queue.`;
-
-const jsonOrNull = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
-
-/** A new listener's settings as both backends store them: JSON text, NULL for none. */
-export const listenerSettings = (input: ListenerInput) => ({
-  filter: jsonOrNull(input.filter), headers: jsonOrNull(input.headers), rateLimit: input.rateLimit ?? null,
-  concurrency: input.concurrency ?? null, ordering: input.ordering ?? "unordered" as const,
-});
-
-type StoredSettings = { filter: string | null; headers: string | null; rateLimit: number | null; concurrency: number | null; ordering: Listener["ordering"] };
-
-/** The settings an update changes, as stored; `filterChanged` when the filter is another than before. */
-export function changedSettings(before: StoredSettings, patch: Partial<ListenerInput>): { set: Partial<StoredSettings>; filterChanged: boolean } {
-  const set: Partial<StoredSettings> = {};
-  if (patch.filter !== undefined) set.filter = jsonOrNull(patch.filter);
-  if (patch.headers !== undefined) set.headers = jsonOrNull(patch.headers);
-  if (patch.rateLimit !== undefined) set.rateLimit = patch.rateLimit;
-  if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
-  if (patch.ordering !== undefined) set.ordering = patch.ordering;
-  return { set, filterChanged: set.filter !== undefined && set.filter !== before.filter };
-}
 
 /** The redelivery targets named, or all of them; 422 for a name that is not one of them (before anything is written). */
 export function chooseTargets<T extends { listenerId: string }>(targets: T[], listenerIds: string[] | null): T[] {

@@ -4,19 +4,16 @@ import { recordEvent, countOf, type Conn } from "./shared.ts";
 import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import type { PgDb, PgTx } from "./client.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Actor, ApiKey, ApiKeyStore, NewApiKey } from "../index.ts";
-import { toKey } from "../rows.ts";
-
-type Row = typeof apiKeys.$inferSelect;
+import { keyChanges, newKey, toKey } from "../rows.ts";
 
 /** Inside the caller's transaction, so onboarding makes an organization and its owner key atomically. */
-export async function insertKey(tx: PgTx, orgId: string, key: NewApiKey, now: number, actor: Actor | null): Promise<string> {
-  const row = { id: newId("key", now), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash, owner: key.owner, createdAt: now };
+export async function insertKey(tx: PgTx, orgId: string, key: NewApiKey, now: number, actor: Actor | null): Promise<ApiKey> {
+  const row = newKey(orgId, key, now);
   await tx.insert(apiKeys).values(row);
   await recordEvent(tx, orgId, "api_key_added", now, actor, { apiKey: { id: row.id, name: row.name } });
-  return row.id;
+  return toKey(row);
 }
 
 async function find(db: PgDb | PgTx, orgId: string, id: string): Promise<ApiKey> {
@@ -43,7 +40,7 @@ export function apiKeyStore({ db, write }: Conn, changed: () => void, watch: () 
   const afterChange = <T>(p: Promise<T>) => p.then((v) => (forget(), changed(), v));
   return {
     forget,
-    create: (orgId, key, now, actor) => write(async (tx) => find(tx, orgId, await insertKey(tx, orgId, key, now, actor))),
+    create: (orgId, key, now, actor) => write((tx) => insertKey(tx, orgId, key, now, actor)),
     list: (orgId, page) =>
       guarded(async () => {
         const where = eq(apiKeys.orgId, orgId);
@@ -54,11 +51,8 @@ export function apiKeyStore({ db, write }: Conn, changed: () => void, watch: () 
     update: (orgId, id, patch, now, actor) =>
       afterChange(write(async (tx) => {
         await find(tx, orgId, id);
-        const set: Partial<Row> = {};
-        if (patch.name !== undefined) set.name = patch.name;
-        if (patch.status !== undefined) set.status = patch.status;
-        if (patch.scopes !== undefined) set.scopes = JSON.stringify(patch.scopes);
-        if (Object.keys(set).length) await tx.update(apiKeys).set(set).where(eq(apiKeys.id, id));
+        const set = keyChanges(patch);
+        if (set) await tx.update(apiKeys).set(set).where(eq(apiKeys.id, id));
         const key = await find(tx, orgId, id);
         await recordEvent(tx, orgId, "api_key_updated", now, actor, { apiKey: { id, name: key.name } });
         return key;

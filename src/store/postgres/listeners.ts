@@ -6,10 +6,9 @@ import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { lineOf, changedSettings, listenerNameTaken as taken, listenerSettings, toListener as rowToListener, toSecrets } from "../rows.ts";
+import { lineOf, filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, r.missed);
@@ -30,14 +29,11 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
     create: (orgId, queueId, input, now, actor) =>
       write(async (tx) => {
         const queue = await findQueue(tx, orgId, queueId);
-        const row = {
-          id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
-          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
-          ...listenerSettings(input),
-        };
+        const row = newListener(orgId, queueId, input, now);
         await unique(taken(input.name), () => tx.insert(listeners).values(row));
-        await recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });
-        return toListener(await findRow(tx, orgId, queueId, row.id));
+        const listener = toListener(await findRow(tx, orgId, queueId, row.id));
+        await recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener });
+        return listener;
       }),
     list: (orgId, filter, page) =>
       guarded(async () => {
@@ -61,23 +57,15 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
       write(async (tx) => {
         const queue = await findQueue(tx, orgId, queueId);
         const before = await findRow(tx, orgId, queueId, id);
-        const set: Partial<Row> = {};
-        if (patch.name !== undefined) set.name = patch.name;
-        if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
-        if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
-        if (patch.enabled !== undefined) set.enabled = patch.enabled;
-        // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
-        if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
-        const settings = changedSettings(before, patch);
-        Object.assign(set, settings.set);
+        const set = listenerChanges(before, patch, now);
         // A publish judged against the filter before this one is refused and judged again (publish-filters.ts).
-        if (settings.filterChanged) set.filterRev = before.filterRev + 1;
+        const changes = set && filterChanged(before, set) ? { ...set, filterRev: before.filterRev + 1 } : set;
+        if (changes) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(changes).where(eq(listeners.id, id)));
         // Its deliveries not yet final join (or leave) its FIFO line: an order applies to deliveries not yet started.
-        if (patch.ordering !== undefined && patch.ordering !== before.ordering) {
-          await tx.update(deliveries).set({ line: patch.ordering === "fifo" ? 1 : 0 })
+        if (set?.ordering !== undefined && set.ordering !== before.ordering) {
+          await tx.update(deliveries).set({ line: set.ordering === "fifo" ? 1 : 0 })
             .where(and(eq(deliveries.listenerSeq, before.seq), inArray(deliveries.state, ["pending", "sending"])));
         }
-        if (Object.keys(set).length) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)));
         const listener = toListener(await findRow(tx, orgId, queueId, id));
         await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
         return listener;

@@ -5,12 +5,9 @@ import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import { insertKey } from "./api-keys.ts";
 import type { PgDb, PgTx } from "./client.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { OrgStore, Org } from "../index.ts";
-import { unknownEventsQueue } from "../rows.ts";
-
-const toOrg = (r: typeof orgs.$inferSelect): Org => ({ id: r.id, name: r.name, eventsQueueId: r.eventsQueueId, createdAt: r.createdAt });
+import { newOrg, orgChanges, orgNameTaken as taken, toOrg, unknownEventsQueue } from "../rows.ts";
 
 async function find(db: PgDb | PgTx, id: string): Promise<Org> {
   const [row] = await db.select().from(orgs).where(eq(orgs.id, lookupId(id)));
@@ -18,13 +15,11 @@ async function find(db: PgDb | PgTx, id: string): Promise<Org> {
   return toOrg(row);
 }
 
-const taken = (name: string) => `An organization named '${name}' already exists.`;
-
 export function orgStore({ db, write }: Conn): OrgStore {
   return {
     create: (name, now, owner) =>
       write(async (tx) => {
-        const org = { id: newId("org", now), name, eventsQueueId: null, createdAt: now };
+        const org = newOrg(name, now);
         await unique(taken(name), () => tx.insert(orgs).values(org));
         if (owner) await insertKey(tx, org.id, owner, now, null);
         return org;
@@ -40,10 +35,11 @@ export function orgStore({ db, write }: Conn): OrgStore {
             .where(and(eq(queues.orgId, orgId), eq(queues.id, lookupId(patch.eventsQueueId)))).for("share");
           if (!queue) throw unknownEventsQueue();
         }
-        const set = { ...(patch.name !== undefined && { name: patch.name }), ...(patch.eventsQueueId !== undefined && { eventsQueueId: patch.eventsQueueId }) };
-        if (Object.keys(set).length) await unique(taken(patch.name ?? ""), () => tx.update(orgs).set(set).where(eq(orgs.id, orgId)));
+        const set = orgChanges(patch);
+        if (set) await unique(taken(patch.name ?? ""), () => tx.update(orgs).set(set).where(eq(orgs.id, orgId)));
+        const org = await find(tx, orgId);
         await recordEvent(tx, orgId, "api_client_updated", now, actor, {});
-        return find(tx, orgId);
+        return org;
       }),
   };
 }

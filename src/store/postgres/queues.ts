@@ -4,11 +4,9 @@ import { unique, recordEvent, countOf, visibleWhere, type Conn } from "./shared.
 import { lookupId } from "./text.ts";
 import { guarded } from "./errors.ts";
 import type { PgDb, PgTx } from "./client.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Queue, QueueStore } from "../index.ts";
-import { toQueue } from "../rows.ts";
-
+import { newQueue, queueChanges, queueNameTaken as taken, toQueue } from "../rows.ts";
 
 export async function findQueue(db: PgDb | PgTx, orgId: string, id: string): Promise<Queue> {
   const [row] = await db.select().from(queues).where(and(eq(queues.orgId, orgId), eq(queues.id, lookupId(id))));
@@ -16,13 +14,11 @@ export async function findQueue(db: PgDb | PgTx, orgId: string, id: string): Pro
   return toQueue(row);
 }
 
-const taken = (name: string) => `A queue named '${name}' already exists.`;
-
 export function queueStore({ db, write }: Conn): QueueStore {
   return {
     create: (orgId, input, now, actor) =>
       write(async (tx) => {
-        const row = { id: newId("queue", now), orgId, name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId, createdAt: now };
+        const row = newQueue(orgId, input, now);
         await unique(taken(input.name), () => tx.insert(queues).values(row));
         await recordEvent(tx, orgId, "queue_added", now, actor, { queue: row });
         return toQueue(row);
@@ -37,10 +33,10 @@ export function queueStore({ db, write }: Conn): QueueStore {
     update: (orgId, id, input, now, actor) =>
       write(async (tx) => {
         await findQueue(tx, orgId, id);
-        const set = { name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId };
-        await unique(taken(input.name), () => tx.update(queues).set(set).where(eq(queues.id, id)));
-        await recordEvent(tx, orgId, "queue_updated", now, actor, { queue: { id, name: input.name } });
-        return findQueue(tx, orgId, id);
+        await unique(taken(input.name), () => tx.update(queues).set(queueChanges(input)).where(eq(queues.id, id)));
+        const queue = await findQueue(tx, orgId, id);
+        await recordEvent(tx, orgId, "queue_updated", now, actor, { queue });
+        return queue;
       }),
     delete: (orgId, id, now, actor) =>
       write(async (tx) => {

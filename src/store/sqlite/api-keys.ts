@@ -1,19 +1,16 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { apiKeys } from "./schema.ts";
 import { recordEvent, countOf, type Conn, type Db, type Tx } from "./shared.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Actor, ApiKey, ApiKeyStore, NewApiKey } from "../index.ts";
-import { toKey } from "../rows.ts";
-
-type Row = typeof apiKeys.$inferSelect;
+import { keyChanges, newKey, toKey } from "../rows.ts";
 
 /** Inside the caller's transaction, so onboarding makes an organization and its owner key atomically. */
-export function insertKey(tx: Tx, orgId: string, key: NewApiKey, now: number, actor: Actor | null): string {
-  const row = { id: newId("key", now), orgId, name: key.name, status: key.status, scopes: JSON.stringify(key.scopes), keyHash: key.hash, owner: key.owner, createdAt: now };
+export function insertKey(tx: Tx, orgId: string, key: NewApiKey, now: number, actor: Actor | null): ApiKey {
+  const row = newKey(orgId, key, now);
   tx.insert(apiKeys).values(row).run();
   recordEvent(tx, orgId, "api_key_added", now, actor, { apiKey: { id: row.id, name: row.name } });
-  return row.id;
+  return toKey(row);
 }
 
 /**
@@ -35,7 +32,7 @@ export function apiKeyStore({ db, write }: Conn): ApiKeyStore {
   };
   return {
     async create(orgId, key, now, actor) {
-      return write((tx) => find(tx, orgId, insertKey(tx, orgId, key, now, actor)));
+      return write((tx) => insertKey(tx, orgId, key, now, actor));
     },
     async list(orgId, page) {
       const where = eq(apiKeys.orgId, orgId);
@@ -48,11 +45,8 @@ export function apiKeyStore({ db, write }: Conn): ApiKeyStore {
     async update(orgId, id, patch, now, actor) {
       const updated = await write((tx) => {
         find(tx, orgId, id);
-        const set: Partial<Row> = {};
-        if (patch.name !== undefined) set.name = patch.name;
-        if (patch.status !== undefined) set.status = patch.status;
-        if (patch.scopes !== undefined) set.scopes = JSON.stringify(patch.scopes);
-        if (Object.keys(set).length) tx.update(apiKeys).set(set).where(eq(apiKeys.id, id)).run();
+        const set = keyChanges(patch);
+        if (set) tx.update(apiKeys).set(set).where(eq(apiKeys.id, id)).run();
         const key = find(tx, orgId, id);
         recordEvent(tx, orgId, "api_key_updated", now, actor, { apiKey: { id, name: key.name } });
         return key;

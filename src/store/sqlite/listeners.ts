@@ -4,10 +4,9 @@ import { countReplayable, windowSeqs } from "./replays.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue } from "./queues.ts";
 import { fannedOutUpTo, lastMessageSeq } from "./fanout.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { lineOf, changedSettings, listenerNameTaken as taken, listenerSettings, toListener as rowToListener, toSecrets } from "../rows.ts";
+import { lineOf, filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, JSON.parse(r.missed));
@@ -45,16 +44,12 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
     async create(orgId, queueId, input, now, actor) {
       return write((tx) => {
         const queue = findQueue(tx, orgId, queueId);
-        const row = {
-          id: newId("listener", now), orgId, queueId, name: input.name, notifyUrl: input.notifyUrl, livenessUrl: input.livenessUrl,
-          secret: input.secret, livenessState: "pending" as const, nextProbeAt: now, createdAt: now, enabled: input.enabled ?? true,
-          ...listenerSettings(input),
-          // It receives the messages published after this commit (fanout.ts).
-          fromSeq: lastMessageSeq(tx),
-        };
+        // It receives the messages published after this commit (fanout.ts).
+        const row = { ...newListener(orgId, queueId, input, now), fromSeq: lastMessageSeq(tx) };
         unique(taken(input.name), () => tx.insert(listeners).values(row).run());
-        recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener: row });
-        return toListener(findRow(tx, orgId, queueId, row.id));
+        const listener = toListener(findRow(tx, orgId, queueId, row.id));
+        recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener });
+        return listener;
       });
     },
     async list(orgId, filter, page) {
@@ -77,18 +72,10 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
       return write((tx) => {
         const queue = findQueue(tx, orgId, queueId);
         const before = findRow(tx, orgId, queueId, id);
-        const set: Partial<Row> = {};
-        if (patch.name !== undefined) set.name = patch.name;
-        if (patch.notifyUrl !== undefined) set.notifyUrl = patch.notifyUrl;
-        if (patch.livenessUrl !== undefined) set.livenessUrl = patch.livenessUrl;
-        if (patch.enabled !== undefined) set.enabled = patch.enabled;
-        // Resumed: probe it now; the probe's success makes its held deliveries due (delivery/liveness.ts).
-        if (patch.enabled === true && !before.enabled) set.nextProbeAt = now;
-        const settings = changedSettings(before, patch);
-        Object.assign(set, settings.set);
-        if (settings.filterChanged) keepFilter(tx, before);
-        if (patch.ordering !== undefined && patch.ordering !== before.ordering) setLine(tx, before.seq, patch.ordering === "fifo");
-        if (Object.keys(set).length) unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)).run());
+        const set = listenerChanges(before, patch, now);
+        if (filterChanged(before, set)) keepFilter(tx, before);
+        if (set?.ordering !== undefined && set.ordering !== before.ordering) setLine(tx, before.seq, set.ordering === "fifo");
+        if (set) unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)).run());
         const listener = toListener(findRow(tx, orgId, queueId, id));
         recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
         return listener;
@@ -125,8 +112,9 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const queue = findQueue(tx, orgId, queueId);
         const row = findRow(tx, orgId, queueId, id);
         tx.update(listeners).set({ secret, previousSecret: row.secret, previousSecretUntil: previousUntil }).where(eq(listeners.id, id)).run();
+        const secrets = toSecrets(findRow(tx, orgId, queueId, id), now);
         if (actor) recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener: row });
-        return toSecrets(findRow(tx, orgId, queueId, id), now);
+        return secrets;
       });
     },
   };

@@ -140,8 +140,9 @@ export function messageStore({ db, write }: Conn): MessageStore {
         const queue = findQueue(tx, orgId, queueId);
         findRow(tx, orgId, queueId, id);
         tx.update(messages).set({ name }).where(eq(messages.id, id)).run();
+        const message = toMessage(findRow(tx, orgId, queueId, id));
         recordEvent(tx, orgId, "message_updated", now, actor, { queue, message: { id, name } });
-        return toMessage(findRow(tx, orgId, queueId, id));
+        return message;
       });
     },
     async redeliver(orgId, queueId, id, listenerIds, now, actor) {

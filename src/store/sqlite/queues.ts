@@ -2,11 +2,9 @@ import { transactionMemo } from "./transaction-memo.ts";
 import { and, asc, eq } from "drizzle-orm";
 import { orgs, queues, listeners } from "./schema.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
-import { newId } from "../../lib/ids.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Queue, QueueStore } from "../index.ts";
-import { toQueue } from "../rows.ts";
-
+import { newQueue, queueChanges, queueNameTaken as taken, toQueue } from "../rows.ts";
 
 type RawQueue = { id: string; org_id: string; name: string; schema: string | null; schema_id: string | null; created_at: number };
 
@@ -41,13 +39,11 @@ export function queueOfWrite(tx: Tx, orgId: string, id: string): Queue {
 
 const forgetQueues = (tx: Tx) => queueReads.during(tx.$client)?.clear();
 
-const taken = (name: string) => `A queue named '${name}' already exists.`;
-
 export function queueStore({ db, write }: Conn): QueueStore {
   return {
     async create(orgId, input, now, actor) {
       return write((tx) => {
-        const row = { id: newId("queue", now), orgId, name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId, createdAt: now };
+        const row = newQueue(orgId, input, now);
         unique(taken(input.name), () => tx.insert(queues).values(row).run());
         recordEvent(tx, orgId, "queue_added", now, actor, { queue: row });
         return toQueue(row);
@@ -65,10 +61,10 @@ export function queueStore({ db, write }: Conn): QueueStore {
       return write((tx) => {
         findQueue(tx, orgId, id);
         forgetQueues(tx);
-        const set = { name: input.name, schema: input.schema && JSON.stringify(input.schema), schemaId: input.schemaId };
-        unique(taken(input.name), () => tx.update(queues).set(set).where(eq(queues.id, id)).run());
-        recordEvent(tx, orgId, "queue_updated", now, actor, { queue: { id, name: input.name } });
-        return findQueue(tx, orgId, id);
+        unique(taken(input.name), () => tx.update(queues).set(queueChanges(input)).where(eq(queues.id, id)).run());
+        const queue = findQueue(tx, orgId, id);
+        recordEvent(tx, orgId, "queue_updated", now, actor, { queue });
+        return queue;
       });
     },
     async delete(orgId, id, now, actor) {

@@ -8,6 +8,7 @@ import { QueuesView } from "./views/queues.tsx";
 import { QueueView, type QueueTab } from "./views/queue.tsx";
 import { EventsView } from "./views/events.tsx";
 import { KeysView } from "./views/keys.tsx";
+import { OrganizationView } from "./views/organization.tsx";
 
 const QUEUE_ROUTES: [string, QueueTab][] = [
   ["/queues/:q", "listeners"],
@@ -21,6 +22,7 @@ function view(path: string) {
   if (path === "/" || path === "/queues") return <QueuesView />;
   if (path === "/events") return <EventsView />;
   if (path === "/keys") return <KeysView />;
+  if (path === "/organization") return <OrganizationView />;
   for (const [pattern, tab] of QUEUE_ROUTES) {
     const params = match(pattern, path);
     if (params) return <QueueView key={params.q} queueId={params.q!} tab={tab} messageId={params.m} />;

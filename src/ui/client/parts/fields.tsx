@@ -1,9 +1,12 @@
 /** Form fields: a label above, a hint below, the control in between. */
 import type { ComponentChildren } from "preact";
 
-export function Field({ label, hint, children, wide }: { label: string; hint?: ComponentChildren; children: ComponentChildren; wide?: boolean }) {
+type FieldProps = { label: string; hint?: ComponentChildren; children: ComponentChildren; wide?: boolean; narrow?: boolean };
+
+/** `wide` spans a form grid's columns; `narrow` keeps a short control (a select) from stretching across a desktop. */
+export function Field({ label, hint, children, wide, narrow }: FieldProps) {
   return (
-    <label class={`field ${wide ? "field-wide" : ""}`}>
+    <label class={`field ${wide ? "field-wide" : ""} ${narrow ? "field-narrow" : ""}`}>
       <span class="field-label">{label}</span>
       {children}
       {hint && <span class="field-hint">{hint}</span>}

@@ -2,17 +2,22 @@
 import type { ComponentChildren } from "preact";
 import { Link } from "../lib/router.ts";
 import { session } from "../lib/session.ts";
+import { useOrganization } from "../lib/organization.ts";
 
 const NAV: [string, string][] = [["/queues", "Queues"], ["/events", "Events"], ["/keys", "API keys"]];
+/** Shown only to a key that may read the organization (the owner key). */
+const ORGANIZATION: [string, string] = ["/organization", "Organization"];
 
 export function Shell({ path, children }: { path: string; children: ComponentChildren }) {
+  const org = useOrganization(path);
+  const nav = org?.owner ? [...NAV, ORGANIZATION] : NAV;
   return (
     <>
       <header class="topbar">
         <div class="topbar-inner">
           <Link to="/queues" class="brand"><Logo />fanout</Link>
           <nav class="nav" aria-label="Main">
-            {NAV.map(([to, label]) => (
+            {nav.map(([to, label]) => (
               <Link key={to} to={to} class="nav-link" current={path === to || path.startsWith(`${to}/`) || (to === "/queues" && path === "/")}>{label}</Link>
             ))}
           </nav>

@@ -15,7 +15,11 @@ import { Empty, ErrorBox, Loading } from "../parts/notices.tsx";
 import { value } from "../parts/fields.tsx";
 
 type Ref = { id: string; name: string | null } | null;
-type UsageEvent = { id: string; type: string; stored_at: number; api_key: Ref; queue: Ref; listener: Ref; message: Ref };
+/** `from`/`to`: a liveness state change; `status`: the receiver's answer that disabled a listener. */
+type UsageEvent = {
+  id: string; type: string; stored_at: number; api_key: Ref; queue: Ref; listener: Ref; message: Ref;
+  from?: string | null; to?: string | null; status?: number | null;
+};
 type Cursor = { at: number; id: string };
 
 const SHOW = 200;
@@ -74,7 +78,7 @@ export function EventsView() {
   const events = polled.data;
   return (
     <>
-      <PageHeader title="Usage events" sub="Every change made through the API in the last 24 hours, newest first." />
+      <PageHeader title="Usage events" sub="What happened in the organization in the last 24 hours, newest first: changes made through the API, and listeners' liveness and missed messages." />
       <ErrorBox error={polled.error} context="Could not read the events" />
       <Card
         title={events ? `${events.length >= SHOW ? `Newest ${SHOW}` : plural(events.length, "event")}` : "Events"}
@@ -105,7 +109,7 @@ function EventsTable({ events }: { events: UsageEvent[] }) {
         {events.map((e) => (
           <tr key={e.id}>
             <Cell label="When"><When ms={e.stored_at} /></Cell>
-            <Cell label="Event"><Badge tone={tone(e.type)}>{e.type.replaceAll("_", " ")}</Badge></Cell>
+            <Cell label="Event"><Badge tone={tone(e)}>{e.type.replaceAll("_", " ")}</Badge><Change event={e} /></Cell>
             <Cell label="Queue">{e.queue && <RefLink to={e.type === "queue_deleted" ? null : `/queues/${e.queue.id}`} r={e.queue} />}</Cell>
             <Cell label="Listener">{e.listener?.name}</Cell>
             <Cell label="Message">{e.message && e.queue && <RefLink to={e.type === "message_deleted" ? null : `/queues/${e.queue.id}/messages/${e.message.id}`} r={e.message} />}</Cell>
@@ -117,7 +121,18 @@ function EventsTable({ events }: { events: UsageEvent[] }) {
   );
 }
 
-function tone(type: string): Tone {
+/** What changed, for the events that carry it. */
+function Change({ event: e }: { event: UsageEvent }) {
+  const parts: string[] = [];
+  if (e.from != null || e.to != null) parts.push(`${e.from ?? "?"} → ${e.to ?? "?"}`);
+  if (e.status != null) parts.push(`answered ${e.status}`);
+  if (parts.length === 0) return null;
+  return <div class="event-change muted small">{parts.join(" · ")}</div>;
+}
+
+function tone({ type, to }: UsageEvent): Tone {
+  if (type === "listener_state_changed") return to === "stable" ? "ok" : to === "down" ? "bad" : to === "unstable" ? "warn" : "info";
+  if (type === "listener_disabled" || type === "message_missed") return "bad";
   if (type.endsWith("_deleted")) return "bad";
   if (type.endsWith("_added")) return "ok";
   if (type.endsWith("_redelivered") || type.endsWith("_replayed")) return "warn";

@@ -1,4 +1,7 @@
-/** One listener: liveness, pause state, counters and missed messages, with pause/resume, replay and delete. */
+/**
+ * One listener: liveness, pause state, what it receives and its headers, counters and missed messages, with
+ * pause/resume, settings, replay and delete.
+ */
 import { useState } from "preact/hooks";
 import { call, enc } from "../lib/api.ts";
 import { count, plural } from "../lib/format.ts";
@@ -7,7 +10,10 @@ import { Link } from "../lib/router.ts";
 import { LivenessBadge, PausedBadge } from "../parts/badges.tsx";
 import { Done, ErrorBox } from "../parts/notices.tsx";
 import { Id } from "../parts/layout.tsx";
+import type { Filter } from "../lib/filters.ts";
 import { ReplayForm } from "./replay-form.tsx";
+import { ListenerSettings } from "./listener-settings.tsx";
+import type { Headers } from "./headers-form.tsx";
 import type { Queue } from "./queue.tsx";
 
 export type Listener = {
@@ -19,6 +25,9 @@ export type Listener = {
   enabled?: boolean;
   liveness: { state: string; success_count: number; failure_count: number };
   messages: { acknowledged_count: number; missed: string[]; missed_count: number };
+  /** Absent on a server without filters and headers (an older version); null: none. */
+  filter?: Filter | null;
+  headers?: Headers | null;
 };
 
 type CardProps = { queue: Queue; listener: Listener; onChange: () => void };
@@ -44,11 +53,32 @@ export function ListenerCard({ queue, listener: l, onChange }: CardProps) {
         <dt>Notify</dt><dd class="url">{l.notify_url}</dd>
         <dt>Liveness</dt><dd class="url">{l.liveness_url}</dd>
         <dt>ID</dt><dd><Id value={l.id} /></dd>
+        {l.filter !== undefined && <><dt>Receives</dt><dd><FilterSummary filter={l.filter} /></dd></>}
+        {l.headers && <><dt>Headers</dt><dd><HeaderNames headers={l.headers} /></dd></>}
       </dl>
       <Stats listener={l} />
       <Missed queue={queue} listener={l} />
       <Actions queue={queue} listener={l} onChange={onChange} />
     </article>
+  );
+}
+
+function FilterSummary({ filter }: { filter: Filter | null }) {
+  if (!filter || (!filter.names && filter.data === undefined)) return <span class="muted">every message</span>;
+  return (
+    <div class="filter-summary">
+      {filter.names && <div>named {filter.names.map((n, i) => <span key={i}>{i > 0 && <span class="muted"> or </span>}<code>{n}</code></span>)}</div>}
+      {filter.data !== undefined && <div>{filter.names && <span class="muted">and </span>}data matching <code>{JSON.stringify(filter.data)}</code></div>}
+    </div>
+  );
+}
+
+/** Names only: values may be credentials and are never shown again (a read-only key gets "[hidden]" anyway). */
+function HeaderNames({ headers }: { headers: Headers }) {
+  return (
+    <ul class="header-names">
+      {Object.keys(headers).map((name) => <li key={name}><code>{name}</code> <span class="muted small">value hidden</span></li>)}
+    </ul>
   );
 }
 
@@ -81,7 +111,8 @@ function Missed({ queue, listener: l }: { queue: Queue; listener: Listener }) {
 /** Pausing is `PUT {enabled}` (docs/delivery.md); its buttons show only when the server reports `enabled`. */
 function Actions({ queue, listener: l, onChange }: CardProps) {
   const action = useAction();
-  const [replaying, setReplaying] = useState(false);
+  const [open, setOpen] = useState<"settings" | "replay" | null>(null);
+  const toggle = (panel: "settings" | "replay") => setOpen(open === panel ? null : panel);
   const path = `/v1/queues/${enc(queue.id)}/listeners/${enc(l.id)}`;
   const setEnabled = (enabled: boolean) =>
     void action.run(async () => {
@@ -102,12 +133,14 @@ function Actions({ queue, listener: l, onChange }: CardProps) {
       <div class="actions">
         {l.enabled === false && <button type="button" class="btn btn-primary btn-small" disabled={action.busy} onClick={() => setEnabled(true)}>Resume</button>}
         {l.enabled === true && <button type="button" class="btn btn-small" disabled={action.busy} onClick={() => setEnabled(false)}>Pause</button>}
-        <button type="button" class="btn btn-small" aria-expanded={replaying} onClick={() => setReplaying(!replaying)}>Replay…</button>
+        <button type="button" class="btn btn-small" aria-expanded={open === "settings"} onClick={() => toggle("settings")}>Settings…</button>
+        <button type="button" class="btn btn-small" aria-expanded={open === "replay"} onClick={() => toggle("replay")}>Replay…</button>
         <button type="button" class="btn btn-small btn-danger-text" disabled={action.busy} onClick={remove}>Delete</button>
       </div>
       <ErrorBox error={action.error} />
       <Done>{action.done}</Done>
-      {replaying && <ReplayForm path={`${path}/replay`} listener={l.name} onDone={onChange} onClose={() => setReplaying(false)} />}
+      {open === "settings" && <ListenerSettings path={path} queueId={queue.id} listener={l} onChange={onChange} onClose={() => setOpen(null)} />}
+      {open === "replay" && <ReplayForm path={`${path}/replay`} listener={l.name} onDone={onChange} onClose={() => setOpen(null)} />}
     </>
   );
 }

@@ -1,11 +1,13 @@
 /** A queue's listeners with their state and counters, and a form to add one. */
 import { useState } from "preact/hooks";
-import { call, enc } from "../lib/api.ts";
+import { ApiError, call, enc } from "../lib/api.ts";
+import { EMPTY_DRAFT, filterOf } from "../lib/filters.ts";
 import { useAction, usePoll } from "../lib/poll.ts";
 import { Card, Id } from "../parts/layout.tsx";
 import { Done, Empty, ErrorBox, Loading } from "../parts/notices.tsx";
 import { Field, value } from "../parts/fields.tsx";
 import { ListenerCard, type Listener } from "./listener-card.tsx";
+import { FilterEditor, useFilterTrial } from "./filter-editor.tsx";
 import type { Queue } from "./queue.tsx";
 
 export function ListenersTab({ queue }: { queue: Queue }) {
@@ -39,15 +41,21 @@ export function ListenersTab({ queue }: { queue: Queue }) {
 function AddListener({ queue, onAdded }: { queue: Queue; onAdded: () => void }) {
   const [form, setForm] = useState({ name: "", notify_url: "", liveness_url: "" });
   const action = useAction();
+  const [draft, setDraft] = useState(EMPTY_DRAFT);
+  const { trial, checking } = useFilterTrial(queue.id, draft);
   const [secret, setSecret] = useState<{ name: string; id: string; secret: string } | null>(null);
   const set = (field: keyof typeof form) => (e: Event) => setForm({ ...form, [field]: value(e) });
   const submit = (event: Event) => {
     event.preventDefault();
     setSecret(null);
     void action.run(async () => {
-      const reply = await call<{ listener: { id: string; name: string }; secret: string }>("POST", `/v1/queues/${enc(queue.id)}/listeners`, { body: form });
+      const parsed = filterOf(draft);
+      if (!parsed.ok) throw new ApiError(0, "Check the filter", parsed.message);
+      const body = parsed.filter ? { ...form, filter: parsed.filter } : form;
+      const reply = await call<{ listener: { id: string; name: string }; secret: string }>("POST", `/v1/queues/${enc(queue.id)}/listeners`, { body });
       setSecret({ ...reply.body.listener, secret: reply.body.secret });
       setForm({ name: "", notify_url: "", liveness_url: "" });
+      setDraft(EMPTY_DRAFT);
       onAdded();
       return null;
     });
@@ -64,6 +72,10 @@ function AddListener({ queue, onAdded }: { queue: Queue; onAdded: () => void }) 
         <Field label="Liveness URL" hint="Probed with GET; a 2xx answer counts as alive.">
           <input name="liveness-url" type="url" required placeholder="https://example.com/health" value={form.liveness_url} onInput={set("liveness_url")} />
         </Field>
+        <details class="disclosure field-wide">
+          <summary>Only some messages…</summary>
+          <FilterEditor draft={draft} onDraft={setDraft} trial={trial} checking={checking} />
+        </details>
         <div class="form-actions field-wide"><button type="submit" class="btn btn-primary" disabled={action.busy}>Add listener</button></div>
       </form>
       <ErrorBox error={action.error} context="The listener was not added" />
