@@ -277,6 +277,8 @@ export class DeliveryLoop {
         listenerSeq: c.listener.seq, listenerId: c.listener.id, messageId: c.message.id, fifo: c.listener.fifo };
       this.results.push(completion);
       if (result.next.state === "missed" || result.next.state === "gone") this.watched.set(completion, c);
+      // A FIFO line's head due again later: the store's next due time leaves lines out, so the loop keeps it itself.
+      if (c.listener.fifo && result.next.state === "pending") this.wakeAt(result.next.at);
       this.o.observer?.attempted(c, result, this.o.now());
       // A slot refilled from a ready list goes on sending: its result can wait for the next batch.
       const refilled = this.lanes.ended(c);

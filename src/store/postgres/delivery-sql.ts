@@ -21,10 +21,9 @@ const SLOTS_LEFT_SQL = `CASE WHEN l.rate_limit IS NULL THEN 1000000000
   ELSE greatest(0, floor(($now + ${RATE_HOLD_MS} - greatest($now, l.rate_next_at)) * l.rate_limit / 1000.0))::int END`;
 
 /** The oldest pending row of listener `seq`'s FIFO line, and whether a row of that line is in flight (deliveries_line). */
-const lineHead = (seq: string) => `(SELECT h.id FROM deliveries h WHERE h.listener_seq = ${seq} AND h.line = 1
-  AND h.state IN ('pending', 'sending') AND h.state = 'pending' ORDER BY h.message_seq LIMIT 1)`;
-const lineBusy = (seq: string) => `EXISTS (SELECT 1 FROM deliveries s WHERE s.listener_seq = ${seq} AND s.line = 1
-  AND s.state IN ('pending', 'sending') AND s.state = 'sending')`;
+const lineHead = (seq: string) => `(SELECT d2.id FROM deliveries d2 WHERE d2.listener_seq = ${seq} AND d2.message_seq = (SELECT min(h.message_seq)
+  FROM deliveries h WHERE h.listener_seq = ${seq} AND h.line = 1 AND h.state = 'pending'))`;
+const lineBusy = (seq: string) => `EXISTS (SELECT 1 FROM deliveries s WHERE s.listener_seq = ${seq} AND s.line = 1 AND s.state = 'sending')`;
 /** Whether pending row `c` may start: for a FIFO listener, only its head, and only while none of its line is in flight. */
 const TAKEABLE = `CASE WHEN l.ordering = 'fifo' AND NOT ${HOLDS} THEN c.id = ${lineHead("c.listener_seq")} AND NOT ${lineBusy("c.listener_seq")}
   ELSE true END`;

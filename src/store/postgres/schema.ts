@@ -158,8 +158,9 @@ export const deliveries = pgTable(
     updatedAt: ms("updated_at").notNull(),
   },
   (t) => [
-    // A FIFO listener's line: its head (the oldest pending) and whether one is in flight, each one step down.
-    index("deliveries_line").on(t.listenerSeq, t.state, t.messageSeq).where(sql`line = 1 AND state IN ('pending', 'sending')`),
+    // A FIFO listener's line by state: its head (the oldest pending) and whether one is in flight, each one step
+    // down. Only FIFO rows, final ones included: a condition on the state would keep SQLite from using it for them.
+    index("deliveries_line").on(t.listenerSeq, t.state, t.messageSeq).where(sql`line = 1`),
     // One delivery per message and listener; also the index the cascade from a deleted message uses.
     uniqueIndex("deliveries_message_listener").on(t.messageSeq, t.listenerSeq),
     // The cascade from a deleted listener; a replay's window of messages is one range of it.

@@ -12,7 +12,7 @@ import type { Raw } from "./shared.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
 import { applyFanout, FanoutPlanner, type FanoutPlan } from "./fanout-filters.ts";
 import { whenUnlocked } from "./write-lock.ts";
-import { chooseDue } from "./claim-choice.ts";
+import { chooseDue, type Choice } from "./claim-choice.ts";
 import { paceLeased, type Slots } from "./pace.ts";
 import { asStorageError, rollBackLeftover, writeReadiness } from "./writability.ts";
 import type { LockSignal } from "./lock-signal.ts";
@@ -127,14 +127,14 @@ function transactions(sqlite: Database, s: Statements) {
     // Leases only; the caller reads the leased rows' details after the commit (completeAndClaim). `choose` is
     // the rows chosen before the transaction, or, when messages wait for their fan-out (`fanout`, planned
     // before it: fanout-filters.ts), the choice to make after it, so that their deliveries go out in this step.
-    completeAndLease: immediate((items: Completion[], choose: number[] | (() => number[]), fanout: FanoutPlan | null, leaseMs: number, owner: string, now: number) => {
+    completeAndLease: immediate((items: Completion[], choose: Choice | (() => Choice), fanout: FanoutPlan | null, leaseMs: number, owner: string, now: number) => {
       const more = fanout !== null && applyFanout(s, fanout);
       const settled = settleAll(s, items, now, raw);
-      const ids = typeof choose === "function" ? choose() : choose;
+      const { ids, rated } = typeof choose === "function" ? choose() : choose;
       if (ids.length === 0) return { settled, token: null, ids, more, slots: NO_SLOTS };
       const token = `${owner}:${nonce}.${++claims}`;
       s.lease.run({ ids: JSON.stringify(ids), token, expires: now + leaseMs, now });
-      return { settled, token, ids, more, slots: paceLeased(s, ids, token, now) };
+      return { settled, token, ids, more, slots: rated ? paceLeased(s, ids, token, now) : NO_SLOTS };
     }),
     complete: immediate((items: Completion[], now: number) => settleAll(s, items, now, raw)),
     replayChunk: immediate((limit: number, now: number) => replayChunk(limit, now)),
@@ -193,7 +193,7 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     // After the transaction's writes when they change what may be chosen: new deliveries, or a FIFO line's head settled.
     const late = fanout !== null || items.some((c) => c.fifo);
     const choose = late ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
-    const { settled, token, ids, more, slots } = items.length || typeof choose === "function" || choose.length
+    const { settled, token, ids, more, slots } = items.length || typeof choose === "function" || choose.ids.length
       ? await write(() => tx.completeAndLease(items, choose, fanout, req.leaseMs, req.owner, now))
       : { settled: [], token: null, ids: [], more: false, slots: NO_SLOTS };
     // The details (URL, secrets, the message's data) are read after the commit, so the write lock the publishes
@@ -203,7 +203,8 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
     // Another read after the commit; skipped when the caller will step again anyway. Messages left past the
     // fan-out slice are due now.
     if (more) return { settled, claimed, nextDueAt: now };
-    const next = req.wantsNextDue === false ? null : (s.nextDue.get({ now }) as { at: number | null } | null);
+    // Rows claimed now will be in flight, and their ends start the next steps: as with `wantsNextDue` false.
+    const next = req.wantsNextDue === false || claimed.length > 0 ? null : (s.nextDue.get({ now }) as { at: number | null } | null);
     return { settled, claimed, nextDueAt: next?.at ?? null };
   };
   return mapped(sqlite, {

@@ -16,16 +16,7 @@ const HOLDS = "(l.liveness_state = 'down' OR NOT l.enabled)";
 const LINE = "CASE WHEN l.ordering = 'fifo' THEN 1 ELSE 0 END";
 /** The listener's settings the claim weighs (store/deliveries.ts holdOf). */
 const PACE = "l.concurrency AS concurrency, l.rate_limit AS rateLimit, l.ordering = 'fifo' AS fifo, l.rate_next_at AS rateNextAt";
-/**
- * Whether pending row `d` of a FIFO listener may start: it is the oldest pending one of the line and none of the
- * line is in flight (deliveries_line: each one step down). Rows of other listeners always may.
- */
-const TAKEABLE = `CASE WHEN l.ordering = 'fifo' AND NOT ${HOLDS} THEN
-    d.id = (SELECT h.id FROM deliveries h WHERE h.listener_seq = d.listener_seq AND h.line = 1 AND h.state IN ('pending', 'sending')
-      AND h.state = 'pending' ORDER BY h.message_seq LIMIT 1)
-    AND NOT EXISTS (SELECT 1 FROM deliveries s WHERE s.listener_seq = d.listener_seq AND s.line = 1 AND s.state IN ('pending', 'sending')
-      AND s.state = 'sending')
-  ELSE 1 END`;
+
 
 export const SQL = {
   // Fan-out (fanout.ts): the newest message against the cursor, read before taking the write lock.
@@ -72,21 +63,27 @@ export const SQL = {
   // CROSS JOIN fixes the join order (deliveries by rowid first) whatever the table statistics say.
   // A unary + keeps SQLite from scanning an index on `state` where the rowid already names the row.
   // Oldest due first, one window at a time: ($at, $id) is where the previous window ended (-1, 0 for the first).
-  // Held rows have next_attempt_at NULL and so sit outside the range.
-  dueWindow: `SELECT d.id AS id, d.listener_seq AS listenerSeq, d.next_attempt_at AS at, ${HOLDS} AS down, ${PACE}, ${TAKEABLE} AS takeable
+  // Held rows have next_attempt_at NULL and so sit outside the range; FIFO lines are asked apart (fifoDue).
+  dueWindow: `SELECT d.id AS id, d.listener_seq AS listenerSeq, d.next_attempt_at AS at, ${HOLDS} AS down, ${PACE}
     FROM deliveries d JOIN listeners l ON l.seq = d.listener_seq
-    WHERE d.state = 'pending' AND d.next_attempt_at <= $now AND d.next_attempt_at >= $at AND (d.next_attempt_at > $at OR d.id > $id)
+    WHERE d.state = 'pending' AND d.line = 0 AND d.next_attempt_at <= $now AND d.next_attempt_at >= $at
+      AND (d.next_attempt_at > $at OR d.id > $id)
     ORDER BY d.next_attempt_at, d.id LIMIT $window`,
   listenersWithDue: `SELECT l.seq AS seq, ${HOLDS} AS down, ${PACE} FROM listeners l
     WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending' AND d.next_attempt_at <= $now)`,
+  // Listeners with a FIFO line and a row of it due: each is asked for its head (or, down or paused, for rows to hold).
+  fifoDue: `SELECT l.seq AS seq, ${HOLDS} AS down, ${PACE} FROM listeners l INDEXED BY listeners_fifo
+    WHERE l.ordering = 'fifo' AND EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending'
+      AND d.next_attempt_at <= $now)`,
   dueOfListener: `SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at <= $now
     ORDER BY next_attempt_at, id LIMIT $n`,
   // The rows were chosen outside this transaction: only those still pending and due are leased.
-  // A FIFO listener's head, when it may start now: the oldest pending of its line, due, with none in flight.
-  fifoHead: `SELECT id FROM (SELECT h.id AS id, h.next_attempt_at AS at FROM deliveries h
-      WHERE h.listener_seq = $seq AND h.line = 1 AND h.state IN ('pending', 'sending') AND h.state = 'pending' ORDER BY h.message_seq LIMIT 1)
-    WHERE at <= $now AND NOT EXISTS (SELECT 1 FROM deliveries s WHERE s.listener_seq = $seq AND s.line = 1
-      AND s.state IN ('pending', 'sending') AND s.state = 'sending')`,
+  // A FIFO listener's head, when it may start now: the oldest pending of its line, due, with none of the line in
+  // flight (deliveries_line: each one step down; named, since deliveries_listener gives the order too, through every
+  // final row of the listener's history). The claim asks once per FIFO listener it meets (claim-choice.ts).
+  fifoHead: `SELECT id FROM deliveries WHERE listener_seq = $seq AND next_attempt_at <= $now
+    AND message_seq = (SELECT min(h.message_seq) FROM deliveries h INDEXED BY deliveries_line WHERE h.listener_seq = $seq AND h.line = 1 AND h.state = 'pending')
+    AND NOT EXISTS (SELECT 1 FROM deliveries s WHERE s.listener_seq = $seq AND s.line = 1 AND s.state = 'sending')`,
   // The rate-limited listeners among the rows a claim leased, each with how many: their start slots (pace.ts).
   leasedPace: `SELECT d.listener_seq AS seq, count(*) AS n, l.rate_limit AS rateLimit, l.rate_next_at AS nextAt
     FROM deliveries d CROSS JOIN listeners l ON l.seq = d.listener_seq
@@ -107,7 +104,8 @@ export const SQL = {
       l.liveness_state AS livenessState, l.enabled AS enabled, q.id AS queueId, q.name AS queueName, l.headers AS headers, ${PACE}
     FROM listeners l CROSS JOIN queues q ON q.id = l.queue_id
     WHERE l.seq IN (SELECT value FROM json_each($seqs))`,
-  nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now`,
+  // A FIFO head's retry is not here: the worker wakes for it itself (loop.ts).
+  nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND line = 0 AND next_attempt_at > $now`,
   settle: `UPDATE deliveries SET state = $state, attempt = $attempt, next_attempt_at = $nextAt, lease_owner = NULL,
       lease_expires_at = NULL, held_since = NULL, last_status = $status, last_error = $error, updated_at = $now
     WHERE id = $id AND state = 'sending' AND lease_owner = $token`,

@@ -65,7 +65,9 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
     async get(orgId, queueId, id) {
       const row = findRow(db, orgId, queueId, id);
       const listener = toListener(row);
-      if (row.ordering === "fifo") listener.line = await lineOf((sql, params) => db.$client.query(sql).all(...(params as number[])), row.seq);
+      if (row.ordering === "fifo") {
+        listener.line = await lineOf((sql, params) => db.$client.query(sql).all(...(params as number[])), row.seq, "INDEXED BY deliveries_line");
+      }
       return listener;
     },
     async update(orgId, queueId, id, patch, now, actor) {

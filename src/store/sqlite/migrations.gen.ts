@@ -15,5 +15,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0003_stale_blue_marvel", when: 1795498694501, sql: m3 },
   { tag: "0004_rare_lily_hollister", when: 1795621120126, sql: m4 },
   { tag: "0005_listener_subscriptions", when: 1795826190572, sql: m5 },
-  { tag: "0006_listener_pace", when: 1795826631973, sql: m6 },
+  { tag: "0006_listener_pace", when: 1795829033262, sql: m6 },
 ];
