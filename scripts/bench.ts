@@ -3,7 +3,8 @@
  * (and a CPU table as evidence of where time goes); the same figures go to .bench/results.json.
  * Sections: startup (start time, idle memory, size), ingest (HTTP/1.1 and HTTP/2, durability normal and full),
  * fanout (1, 10, 100 listeners: sustained deliveries and publish-to-received delay), filters (100 listeners whose
- * filters each take a tenth of the messages beside 10 without filters), backlog (ingest and drain
+ * filters each take a tenth of the messages beside 10 without filters), pace (FIFO throughput, rate-limit accuracy,
+ * fan-out beside a FIFO and a rate-limited listener), backlog (ingest and drain
  * beside a million held deliveries), recovery (ingest while retention deletes, and while a replay drains, a million),
  * hostile (publishing beside clients that send deep bodies and backtracking-prone
  * data), metrics (ingest while /metrics is scraped every second), postgres (ingest, fan-out, two instances
@@ -24,6 +25,7 @@ import { startupSection } from "./bench/sections/startup.ts";
 import { ingestSection } from "./bench/sections/ingest.ts";
 import { fanoutSection } from "./bench/sections/fanout.ts";
 import { filtersSection } from "./bench/sections/filters.ts";
+import { paceSection } from "./bench/sections/pace.ts";
 import { backlogSection } from "./bench/sections/backlog.ts";
 import { hostileSection } from "./bench/sections/hostile.ts";
 import { recoverySection } from "./bench/sections/recovery.ts";
@@ -31,7 +33,7 @@ import { metricsSection } from "./bench/sections/metrics.ts";
 import { postgresSection } from "./bench/sections/postgres.ts";
 
 const SECTION_RUNS: Record<Section, (ctx: Ctx) => Promise<void>> = {
-  startup: startupSection, ingest: ingestSection, fanout: fanoutSection, filters: filtersSection, backlog: backlogSection, recovery: recoverySection,
+  startup: startupSection, ingest: ingestSection, fanout: fanoutSection, filters: filtersSection, pace: paceSection, backlog: backlogSection, recovery: recoverySection,
   hostile: hostileSection, metrics: metricsSection, postgres: postgresSection,
 };
 

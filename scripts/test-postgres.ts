@@ -23,6 +23,7 @@ const SAME_ON_BOTH: Record<string, string> = {
   "release.test.ts": "the release build",
   "instances.test.ts": "PostgreSQL-only, ran in the first half",
   "postgres-restart.test.ts": "PostgreSQL-only, ran in the first half",
+  "fifo-instances.test.ts": "PostgreSQL-only, ran in the first half",
 };
 
 if (!(await postgresAvailable())) process.exit(0);

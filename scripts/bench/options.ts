@@ -5,8 +5,8 @@
  */
 import { join } from "node:path";
 
-export type Section = "startup" | "ingest" | "fanout" | "filters" | "backlog" | "recovery" | "hostile" | "metrics" | "postgres";
-export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "filters", "backlog", "recovery", "hostile", "metrics", "postgres"];
+export type Section = "startup" | "ingest" | "fanout" | "filters" | "pace" | "backlog" | "recovery" | "hostile" | "metrics" | "postgres";
+export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "filters", "pace", "backlog", "recovery", "hostile", "metrics", "postgres"];
 
 export type Plan = {
   quick: boolean;

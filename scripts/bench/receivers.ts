@@ -4,7 +4,8 @@
  * worker (its own keep-alive pool and per-listener cap); sharing one port would let connections be reused
  * across listeners, which real listeners never allow.
  *
- *   POST <any path>  read the body, record the arrival, answer 204 (a delivery or a baseline POST)
+ *   POST <any path>  read the body, record the arrival, answer 204 (a delivery or a baseline POST); a path
+ *                    /delay/<ms>/… answers that many milliseconds later (a receiver that takes its time)
  *   GET  /health     204 (a liveness probe that succeeds);  GET /down: 503 (one that fails, keeps a listener down)
  * Control port:
  *   POST /reset      forget every arrival;  POST /track?on=1|0: also keep (webhook-id, time) of each arrival
@@ -45,6 +46,8 @@ function receiver(index: number) {
       if (request.method === "POST") {
         await request.arrayBuffer(); // a real receiver reads what it is sent
         record(index, request.headers.get("webhook-id"));
+        const delay = /^\/delay\/(\d+)/.exec(new URL(request.url).pathname);
+        if (delay) await Bun.sleep(Number(delay[1]));
         return new Response(null, { status: 204 });
       }
       return new Response(null, { status: new URL(request.url).pathname === "/down" ? 503 : 204 });

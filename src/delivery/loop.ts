@@ -1,12 +1,15 @@
 // The drain loop of the delivery worker.
 //
 // A step writes the results gathered so far and claims due deliveries, in one transaction (completeAndClaim).
-// Claimed rows are held in memory until settled, never more than the global cap in all. Each listener holds
-// up to four times its cap (READY_PER_CAP): the rows past the requests in flight wait in the listener's ready
-// list, and one is sent the moment one of its requests ends, without waiting for a step, which waits for the
-// write lock the publishes also take. A ready row is sent within READY_PER_CAP delivery timeouts of its claim
-// (each round of requests before it ends within one), so a lease covers that, its own timeout and a margin.
-// Rows of down or paused listeners come back flagged and are held at once.
+// Claimed rows are held in memory until settled, at most twice the global cap in all (HELD_PER_CAP), and each
+// listener's within its hold (store/deliveries.ts holdOf: four times its concurrency, one for a FIFO listener,
+// two seconds of starts for a rate-limited one). When a held row starts is lanes.ts's call: its listener's
+// concurrency and pace, and the global cap on requests in flight. A row waiting for its listener is sent the
+// moment it may, without waiting for a step, which waits for the write lock the publishes also take. A ready row
+// is sent within READY_PER_CAP delivery timeouts of its claim (each round of requests before it ends within
+// one), so a lease covers that, its own timeout and a margin; one kept back longer (by the global cap) goes back
+// to the database rather than start past its lease. Rows of down or paused listeners come back flagged and are
+// held at once.
 //
 // Steps start on a nudge (a publish), when results arrive (slots freed), at the earliest next_attempt_at the
 // claim reported, and on a short poll as the safety net (a nudge is lost across a restart; a retry may come
@@ -26,7 +29,8 @@
 // Stop: no new claims and no new sends; sends in flight get until the drain deadline; their results are
 // written; the rest (unfinished sends, ready rows) are given back (release), so the next start sends them at
 // once rather than after lease expiry.
-import type { ClaimedDelivery, Completion, DeliveryStore, MissedDelivery } from "../store/deliveries.ts";
+import { RATE_HOLD_MS, type ClaimedDelivery, type Completion, type DeliveryStore, type MissedDelivery } from "../store/deliveries.ts";
+import { Lanes } from "./lanes.ts";
 import { attempt, type AttemptDeps, type AttemptResult } from "./send.ts";
 import { scheduleTotalMs } from "./retry.ts";
 import type { Prober } from "./liveness.ts";
@@ -42,6 +46,8 @@ export const BATCH_MS = 5;
  * outlast a step that waits for the write lock, a checkpoint or a collection (docs/performance.md, Ready lists).
  */
 const READY_PER_CAP = 3;
+/** Rows held in all, as a multiple of the global cap on requests: the rest of them wait for their listeners. */
+const HELD_PER_CAP = 2;
 
 /**
  * What the worker counts and logs (worker.ts): each attempt as it ends, deliveries once they are missed, and a
@@ -83,12 +89,10 @@ export type LoopOptions = {
 export class DeliveryLoop {
   // Keyed by the claim, not the row id: a deleted delivery's id can be reused while its send is still in flight.
   private readonly inFlight = new Set<ClaimedDelivery>();
-  /** Rows held per listener (in flight and ready), by listener seq: the claim counts them against the listener. */
-  private readonly busy = new Map<number, number>();
-  /** Claimed rows waiting for one of their listener's requests to end, oldest first. */
-  private readonly ready = new Map<number, ClaimedDelivery[]>();
-  /** Rows held in all: the sum of `busy`. */
-  private held = 0;
+  /** Rows held per listener, and when each may start (lanes.ts). */
+  private readonly lanes: Lanes;
+  /** Rows that could not start within their lease, to give back at the next step. */
+  private giveBack: ClaimedDelivery[] = [];
   private results: Completion[] = [];
   /**
    * Results that make their delivery missed, or pause its listener (410), with the claim they came from: reported
@@ -107,7 +111,14 @@ export class DeliveryLoop {
   private due: { timer: Timer; at: number } | undefined;
   private drained: (() => void) | undefined;
 
-  constructor(private readonly o: LoopOptions) {}
+  constructor(private readonly o: LoopOptions) {
+    this.lanes = new Lanes({
+      globalCap: o.globalCap, listenerCap: o.listenerCap, now: o.now,
+      launch: (c, now) => this.launch(c, now),
+      expired: (c) => this.giveBack.push(c),
+      startedLater: () => this.soon(),
+    });
+  }
 
   start(): void {
     this.poll = setInterval(() => this.housekeep(), this.o.pollMs ?? POLL_MS);
@@ -160,6 +171,7 @@ export class DeliveryLoop {
 
   async stop(drainMs: number): Promise<void> {
     this.stopping = true;
+    this.lanes.halt();
     this.o.prober.stop();
     clearInterval(this.poll);
     clearTimeout(this.soonTimer);
@@ -173,8 +185,7 @@ export class DeliveryLoop {
     // A store that cannot be written leaves these rows leased: the next start gives them back (releaseAll).
     await this.flush().catch(this.o.fail);
     this.closed = true;
-    const abandoned = [...this.inFlight.values(), ...[...this.ready.values()].flat()];
-    this.ready.clear();
+    const abandoned = [...this.inFlight.values(), ...this.lanes.drain(), ...this.giveBack.splice(0)];
     if (abandoned.length > 0) await this.o.store.release(abandoned, this.o.now()).catch(this.o.fail);
   }
 
@@ -213,18 +224,22 @@ export class DeliveryLoop {
   /** The results gathered so far and the claim for the slots they freed, in one transaction. */
   private async settleAndClaim(): Promise<void> {
     if (this.o.paused?.()) return;
-    const limit = Math.min(this.o.globalCap - this.held, MAX_BATCH);
+    if (this.giveBack.length > 0) await this.o.store.release(this.giveBack.splice(0), this.o.now());
+    const limit = Math.min(HELD_PER_CAP * this.o.globalCap - this.lanes.held, MAX_BATCH);
     if (limit <= 0 || this.stopping) return this.flush();
     const results = this.results;
     this.results = [];
     const now = this.o.now();
     this.lastStepAt = now;
     // A ready row waits for at most READY_PER_CAP rounds of its listener's requests, each ending within one
-    // timeout, and then takes one timeout itself.
-    const leaseMs = (1 + READY_PER_CAP) * this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
-    const perListener = this.o.listenerCap * (1 + READY_PER_CAP);
+    // timeout, or for a start slot within twice RATE_HOLD_MS, and then takes one timeout itself.
+    const leaseMs = Math.max(READY_PER_CAP * this.o.deliveryTimeoutMs, 2 * RATE_HOLD_MS) + this.o.deliveryTimeoutMs + LEASE_MARGIN_MS;
+    const holdPerRequest = 1 + READY_PER_CAP;
     // With requests in flight another step follows their ends, and it looks for the next due time then.
-    const request = { owner: this.o.owner, leaseMs, limit, perListener, busy: this.busy, wantsNextDue: this.inFlight.size === 0 };
+    const request = {
+      owner: this.o.owner, leaseMs, limit, perListener: this.o.listenerCap * holdPerRequest, holdPerRequest, busy: this.lanes.busy,
+      wantsNextDue: this.inFlight.size === 0,
+    };
     const { claimed, nextDueAt, settled } = await this.o.store.completeAndClaim(results, request, now).catch((error: unknown) => {
       // Kept for the next step (the database briefly cannot be written or reached); written twice, a result is
       // fenced out the second time.
@@ -232,7 +247,9 @@ export class DeliveryLoop {
       throw error;
     });
     this.report(results, settled);
-    for (const c of claimed) if (!c.listener.held) this.take(c);
+    // The latest a row may start and still end within its lease, with the margin for the write of its result.
+    const latestStart = now + leaseMs - this.o.deliveryTimeoutMs - LEASE_MARGIN_MS;
+    for (const c of claimed) if (!c.listener.held) this.lanes.take(c, latestStart);
     const held = claimed.filter((c) => c.listener.held);
     if (held.length > 0) await this.o.store.hold(held, now);
     // A full batch suggests more is due; freed slots and nudges start further rounds.
@@ -250,46 +267,25 @@ export class DeliveryLoop {
     this.due = { timer, at };
   }
 
-  /** A claimed row: sent now if its listener has a free slot, else ready for the next one that frees. */
-  private take(c: ClaimedDelivery): void {
-    const seq = c.listener.seq;
-    const list = this.ready.get(seq);
-    const sending = (this.busy.get(seq) ?? 0) - (list?.length ?? 0);
-    this.held++;
-    bump(this.busy, seq, 1);
-    if (sending < this.o.listenerCap) return this.launch(c);
-    if (list) list.push(c);
-    else this.ready.set(seq, [c]);
-  }
-
-  private launch(c: ClaimedDelivery): void {
-    const seq = c.listener.seq;
+  /** Called by the lanes when a row may start (lanes.ts). */
+  private launch(c: ClaimedDelivery, now: number): void {
     this.inFlight.add(c);
-    attempt(c, this.o.attempt).then((result) => {
+    attempt(c, this.o.attempt, now).then((result) => {
       if (this.closed) return; // released at stop: the row is pending again and this result is fenced out anyway
       this.inFlight.delete(c);
-      bump(this.busy, seq, -1);
-      this.held--;
       const completion: Completion = { attempt: result.attempt, record: result.record, next: result.next, id: c.id, token: c.token,
-        listenerSeq: seq, listenerId: c.listener.id, messageId: c.message.id };
+        listenerSeq: c.listener.seq, listenerId: c.listener.id, messageId: c.message.id, fifo: c.listener.fifo };
       this.results.push(completion);
       if (result.next.state === "missed" || result.next.state === "gone") this.watched.set(completion, c);
+      // A FIFO line's head due again later: the store's next due time leaves lines out, so the loop keeps it itself.
+      if (c.listener.fifo && result.next.state === "pending") this.wakeAt(result.next.at);
       this.o.observer?.attempted(c, result, this.o.now());
-      // A slot refilled from the ready list goes on sending: its result can wait for the next batch.
-      if (!this.stopping && this.launchReady(seq)) this.soon();
+      // A slot refilled from a ready list goes on sending: its result can wait for the next batch.
+      const refilled = this.lanes.ended(c);
+      if (refilled) this.soon();
       else this.wake();
       if (this.inFlight.size === 0) this.drained?.();
     }, this.o.fail);
-  }
-
-  /** Sends the listener's oldest ready row, if it has one. */
-  private launchReady(seq: number): boolean {
-    const list = this.ready.get(seq);
-    const next = list?.shift();
-    if (!next) return false;
-    if (list!.length === 0) this.ready.delete(seq);
-    this.launch(next);
-    return true;
   }
 
   private async flush(): Promise<void> {
@@ -320,9 +316,3 @@ export class DeliveryLoop {
   }
 }
 
-/** Adds `by` to a per-listener count, dropping counts that reach zero so the maps stay as small as the work. */
-function bump(counts: Map<number, number>, seq: number, by: number): void {
-  const n = (counts.get(seq) ?? 0) + by;
-  if (n > 0) counts.set(seq, n);
-  else counts.delete(seq);
-}

@@ -13,8 +13,9 @@ const delivery = (over: Partial<ClaimedDelivery["message"]> = {}, attempts = 0):
   id: 7,
   token: "w:1",
   attempt: attempts,
-  listener: { seq: 3, id: "lst_1", orgId: "org_1", notifyUrl: "http://127.0.0.1:9/notify", secrets: [secret], held: false, headers: null },
+  listener: { seq: 3, id: "lst_1", orgId: "org_1", notifyUrl: "http://127.0.0.1:9/notify", secrets: [secret], held: false, headers: null, concurrency: null, rateLimit: null, fifo: false },
   message: { id: "msg_1", name: "order.created", queue: { id: "q_1", name: "orders \"eu\"" }, data: '{"total":42,"s":"é"}', createdAt: now, ...over },
+  startAt: null,
 });
 
 describe("payloadOf", () => {

@@ -70,10 +70,13 @@ export function outcomeOf(result: SendResult): DeliveryOutcome {
   return result.status >= 200 && result.status < 300 ? "acknowledged" : "failed";
 }
 
-/** Sends one claimed delivery and decides what becomes of it. Never rejects: egress.send never does. */
-export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps): Promise<AttemptResult> {
+/**
+ * Sends one claimed delivery and decides what becomes of it. Never rejects: egress.send never does. `startedAt`:
+ * the start the caller counted against the listener's rate (lanes.ts), recorded as the attempt's time.
+ */
+export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps, startedAt = deps.now()): Promise<AttemptResult> {
   const body = payloadOf(delivery.message);
-  const attemptedAt = deps.now();
+  const attemptedAt = startedAt;
   const result = await deps.send({
     ...deps.request,
     url: delivery.listener.notifyUrl,

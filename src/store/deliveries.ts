@@ -53,7 +53,12 @@ export interface ClaimedDelivery extends Lease {
     held: boolean;
     /** The listener's own headers, sent with each delivery; null: none. */
     headers: Record<string, string> | null;
-  };
+  } & Pace;
+  /**
+   * The earliest time this delivery may start, the slot its rate-limited listener gave it (spaced 1000 / rate
+   * ms after the listener's previous one, across every worker); null when the listener has no rate limit.
+   */
+  startAt: number | null;
   message: {
     id: string;
     name: string | null;
@@ -64,13 +69,56 @@ export interface ClaimedDelivery extends Lease {
   };
 }
 
+/** What decides when a listener's deliveries may start (docs/delivery.md, "Pace and order"). */
+export type Pace = {
+  /** Requests in flight at most; null: the worker's default. */
+  concurrency: number | null;
+  /** Starts per second at most; null: none beyond concurrency. */
+  rateLimit: number | null;
+  /** One at a time in message order, the next once the one before is final. */
+  fifo: boolean;
+};
+
+/** A rate-limited listener's rows held by a worker cover at most this much time of its starts. */
+export const RATE_HOLD_MS = 2_000;
+
+/**
+ * How many rows of a listener a worker may hold, in flight and waiting, which the claim never exceeds: a FIFO
+ * listener one; else `holdPerRequest` for each request it may have in flight (the request's `perListener` for
+ * a listener without a concurrency of its own), and a rate-limited one no more than RATE_HOLD_MS of its starts.
+ * store/postgres/delivery-sql.ts says the same in SQL (HOLD_SQL); delivery-sql.test.ts holds the two together.
+ */
+export function holdOf(p: Pace, req: Pick<ClaimRequest, "perListener" | "holdPerRequest">): number {
+  if (p.fifo) return 1;
+  const byRequests = p.concurrency === null ? req.perListener : p.concurrency * (req.holdPerRequest ?? 1);
+  return p.rateLimit === null ? byRequests : Math.min(byRequests, Math.max(1, Math.ceil((p.rateLimit * RATE_HOLD_MS) / 1000)));
+}
+
+/**
+ * How many more rows of a rate-limited listener a claim at `now` may take: those whose start slots, counted from
+ * `nextAt` (its rate_next_at), fall within RATE_HOLD_MS of now. So however many workers claim, the slots given
+ * out stay within that time, and a row never waits for its slot longer than its lease allows.
+ */
+export function slotsLeft(rateLimit: number | null, nextAt: number, now: number): number {
+  if (rateLimit === null) return Number.MAX_SAFE_INTEGER;
+  return Math.max(0, Math.floor(((now + RATE_HOLD_MS - Math.max(now, nextAt)) * rateLimit) / 1000));
+}
+
+/** The start slot of the `i`th row (from 0) a claim leased to a rate-limited listener whose slots begin at `from`. */
+export const slotOf = (from: number, i: number, rateLimit: number) => from + Math.ceil((i * 1000) / rateLimit);
+
 export type ClaimRequest = {
   /** Prefix of the lease tokens; one per worker instance, so `releaseOwner` can free a dead worker's rows. */
   owner: string;
   leaseMs: number;
   limit: number;
-  /** Cap of deliveries in flight per listener, counting `busy`. Rows of down listeners are not capped. */
+  /**
+   * Rows held per listener, counting `busy`, for a listener without settings of its own (holdOf says the rest).
+   * Rows of down or paused listeners are not capped: they are held in the database, not sent.
+   */
   perListener: number;
+  /** Rows held per request a listener with its own concurrency may have in flight (default 1). */
+  holdPerRequest?: number;
   /** Deliveries the caller has in flight now, by listener seq. */
   busy: ReadonlyMap<number, number>;
   /**
@@ -103,6 +151,11 @@ export interface Completion extends Lease {
   attempt: number;
   record: AttemptRecord;
   next: Settlement;
+  /**
+   * The delivery is in a FIFO line: settling it may let the next of its line go, so a claim in the same step
+   * must look after the settlement, not before.
+   */
+  fifo?: boolean;
 }
 
 export type ProbeTarget = {

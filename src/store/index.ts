@@ -89,8 +89,17 @@ export interface Listener {
   /** Requests in flight at most; null: the server's --listener-concurrency. */
   concurrency: number | null;
   ordering: Ordering;
+  /** A FIFO listener's line, read by `get` only: the delivery at its head and how many wait behind it. */
+  line?: ListenerLine;
   createdAt: number;
 }
+
+export type ListenerLine = {
+  /** The one in flight, else the oldest not yet final; null when the line is empty. */
+  head: { messageId: string; state: "pending" | "sending"; attempts: number; nextAttemptAt: number | null } | null;
+  /** Deliveries waiting in the line, the head included when it is not in flight. */
+  waiting: number;
+};
 
 export type Ordering = "unordered" | "fifo";
 

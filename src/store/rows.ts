@@ -7,8 +7,8 @@
 import { newId } from "../lib/ids.ts";
 import { unprocessable } from "../lib/errors.ts";
 import type {
-  ApiKey, ApiKeyPatch, Listener, ListenerDelivery, ListenerInput, ListenerSecrets, Message, NewApiKey, NewPortalSession, Org, OrgPatch,
-  PortalSession, Queue, QueueInput, UsageEvent,
+  ApiKey, ApiKeyPatch, Listener, ListenerDelivery, ListenerInput, ListenerLine, ListenerSecrets, Message, NewApiKey, NewPortalSession, Org,
+  OrgPatch, PortalSession, Queue, QueueInput, UsageEvent,
 } from "./index.ts";
 
 export const newOrg = (name: string, now: number): Org => ({ id: newId("org", now), name, eventsQueueId: null, createdAt: now });
@@ -156,6 +156,27 @@ export const toListener = (r: ListenerRow, missed: string[]): Listener => ({
   ordering: r.ordering,
   createdAt: r.createdAt,
 });
+
+/**
+ * The head of a FIFO listener's line (deliveries_line): the delivery in flight, else the oldest pending one. `raw`
+ * runs one statement with positional parameters and returns its rows, on either backend; `indexed` names the
+ * index where the backend would otherwise walk the listener's whole history (SQLite: `INDEXED BY …`).
+ */
+export async function lineOf(raw: (sql: string, params: unknown[]) => unknown[] | Promise<unknown[]>, listenerSeq: number, indexed = ""): Promise<ListenerLine> {
+  // The lowest message seq of the line in `state`, one step down the index (a min, where an ORDER BY sorted them all).
+  const head = (state: string) => `SELECT m.id AS "messageId", d.state AS state, d.attempt AS attempts, d.next_attempt_at AS "nextAttemptAt"
+    FROM deliveries d JOIN messages m ON m.seq = d.message_seq
+    WHERE d.listener_seq = $1 AND d.message_seq = (SELECT min(h.message_seq) FROM deliveries h ${indexed}
+      WHERE h.listener_seq = $1 AND h.line = 1 AND h.state = '${state}')`;
+  type Head = NonNullable<ListenerLine["head"]>;
+  const [sending] = (await raw(head("sending"), [listenerSeq])) as Head[];
+  const [pending] = sending ? [] : ((await raw(head("pending"), [listenerSeq])) as Head[]);
+  const [count] = (await raw(`SELECT count(*) AS n FROM deliveries
+    WHERE listener_seq = $1 AND line = 1 AND state = 'pending'`, [listenerSeq])) as { n: number | string }[];
+  const row = sending ?? pending;
+  const asHead = (r: Head): Head => ({ ...r, attempts: Number(r.attempts), nextAttemptAt: r.nextAttemptAt === null ? null : Number(r.nextAttemptAt) });
+  return { head: row ? asHead(row) : null, waiting: Number(count?.n ?? 0) };
+}
 
 /** The previous secret is reported only while its grace period lasts. */
 export const toSecrets = (r: { secret: string; previousSecret: string | null; previousSecretUntil: number | null }, now: number): ListenerSecrets =>

@@ -105,8 +105,8 @@ function fault(c: Case, proto: Proto, o: Outcome): string | null {
   // RFC 9113 §8.2.1: a field value with whitespace at either end makes an HTTP/2 request malformed; Bun resets it.
   if (proto === "h2" && c.headers.some(([, v]) => v !== v.trim()) && o.ending === "reset") return null;
   // The bytes past a short Content-Length are a next request that Bun cannot parse: it answers that one with an
-  // empty 400 (or 431, when they run past its header limit without a line end) and closes the connection, which
-  // may come before (and cut off) fanout's answer to this one.
+  // empty 400 (or 431, when they run past its limit on a request head) and closes the connection, which may come
+  // before (and cut off) fanout's answer to this one.
   if (c.shortBy && (o.status === 400 || o.status === 431) && o.text === "") return null;
   if (o.ending !== "answered") return `no answer (${o.ending})`;
   if (o.status >= 500) return `status ${o.status}`;

@@ -71,6 +71,9 @@ describe("filters", () => {
       [{ data: { "a.b.c.d.e.f.g.h.i.j.k": 1 } }, "/filter/data/a.b.c.d.e.f.g.h.i.j.k"],
       [{ data: { $or: [] } }, "/filter/data/$or"],
       [{ nmes: ["x"] }, "/filter/nmes"],
+      [{ data: { a: "x".repeat(8200) } }, "/filter"],
+      [{ data: { $and: Array.from({ length: 201 }, (_, i) => ({ [`k${i}`]: 1 })) } }, "/filter/data/$and/199/k199"],
+      [{ data: { a: { $eq: [[[[[[[[[1]]]]]]]]] } } }, "/filter/data/a/$eq/0/0/0/0/0/0"],
     ];
     for (const [filter, path] of cases) {
       const reply = await post(filter);

@@ -109,6 +109,15 @@ export const ListenerFull = t.Object({
   rate_limit: RateLimit,
   concurrency: Concurrency,
   ordering: Ordering,
+  line: t.Optional(t.Object({
+    head: t.Union([t.Object({
+      message_id: t.String(),
+      state: t.Union([t.Literal("pending"), t.Literal("sending")]),
+      attempts: t.Integer(),
+      next_attempt_at: t.Union([t.Integer(), t.Null()], { description: "epoch ms; null while it waits for its listener" }),
+    }), t.Null()], { description: "the delivery in flight, else the oldest one waiting; everything behind it waits for it" }),
+    waiting: t.Integer({ description: "deliveries waiting in the line" }),
+  }, { description: "a FIFO listener's line, in GET of one listener" })),
 });
 
 export const TestMessageResponse = t.Object({ message: ListenerRef, _links: Links }, { description: "the test message, whose deliveries and attempts GET …/messages/{m} shows" });

@@ -6,7 +6,7 @@ import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
 import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
 import { makeTargetPolicy, type TargetPolicy } from "../../delivery/egress.ts";
-import type { Listener, ListenerDelivery, ListenerSecrets } from "../../store/index.ts";
+import type { Listener, ListenerDelivery, ListenerLine, ListenerSecrets } from "../../store/index.ts";
 import * as m from "./model.ts";
 import * as service from "./service.ts";
 import { testFilter } from "./filter-test.ts";
@@ -29,6 +29,12 @@ export const fullListener = (l: Listener) => ({
   rate_limit: l.rateLimit,
   concurrency: l.concurrency,
   ordering: l.ordering,
+  ...(l.line && { line: lineView(l.line) }),
+});
+
+const lineView = (line: ListenerLine) => ({
+  head: line.head && { message_id: line.head.messageId, state: line.head.state, attempts: line.head.attempts, next_attempt_at: line.head.nextAttemptAt },
+  waiting: line.waiting,
 });
 
 /** A listener's `_links`: itself, its queue, and its secret (a sub-resource). */

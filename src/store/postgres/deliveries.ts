@@ -13,7 +13,7 @@ import { num, numOrNull } from "./client.ts";
 import { isRetryable, storeError } from "./errors.ts";
 import * as Q from "./delivery-sql.ts";
 import { inTransaction, pausing, reportMissed, reportSettled, reportStateChange, reported } from "./worker-events.ts";
-import type { Claim, ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeTarget } from "../deliveries.ts";
+import { slotOf, type Claim, type ClaimedDelivery, type ClaimRequest, type Completion, type DeliveryStore, type Lease, type MissedDelivery, type ProbeTarget } from "../deliveries.ts";
 
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
 
@@ -24,7 +24,7 @@ type DetailRow = {
   seen: string; next_due: string | null; id: string | null; due: string; attempt: number; listener_seq: string; message_id: string;
   message_name: string | null; data: string; created_at: string; listener_id: string; org_id: string; notify_url: string; secret: string;
   previous_secret: string | null; previous_secret_until: string | null; held: boolean; queue_id: string; queue_name: string;
-  headers: string | null;
+  headers: string | null; concurrency: number | null; rate_limit: number | null; fifo: boolean;
 };
 
 function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
@@ -38,7 +38,9 @@ function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
     listener: {
       seq: num(r.listener_seq), id: r.listener_id, orgId: r.org_id, notifyUrl: r.notify_url, secrets, held: r.held,
       headers: r.headers === null ? null : JSON.parse(r.headers),
+      concurrency: r.concurrency, rateLimit: r.rate_limit, fifo: r.fifo,
     },
+    startAt: null,
     message: {
       id: r.message_id,
       name: r.message_name,
@@ -113,10 +115,25 @@ export function deliveryStore(client: SQL): DeliveryStore {
     }));
   }
 
+  /**
+   * Start slots for the claimed rows of rate-limited listeners (delivery-sql.ts RESERVE_SLOTS), in claim order. A
+   * crash before it leaves those rows leased without slots: they are sent again once their lease expires.
+   */
+  async function reserveSlots(claimed: ClaimedDelivery[], now: number): Promise<void> {
+    const paced = new Map<number, ClaimedDelivery[]>();
+    for (const c of claimed) if (c.listener.rateLimit !== null) paced.set(c.listener.seq, [...(paced.get(c.listener.seq) ?? []), c]);
+    if (paced.size === 0) return;
+    const rows = await run<{ seq: string; rate_from: string; rate_limit: number }>(Q.RESERVE_SLOTS, Q.bind(Q.RESERVE_SLOTS_PARAMS, {
+      seqs: [...paced.keys()], counts: [...paced.values()].map((l) => l.length), now,
+    }));
+    for (const r of rows) paced.get(num(r.seq))!.forEach((c, i) => (c.startAt = slotOf(num(r.rate_from), i, r.rate_limit)));
+  }
+
   /** Claims, after settling `items` in the same statement when there are any. */
   async function claim(req: ClaimRequest, now: number, items: Completion[] = []): Promise<Claim & { settled: boolean[] }> {
-    if (items.some(reported)) {
-      const settled = await settleReporting(items, now);
+    // Apart when a FIFO line's head is among them: the claim of the same statement would not see it settled.
+    if (items.some(reported) || items.some((c) => c.fifo)) {
+      const settled = await settle(items, now);
       return { ...(await claim(req, now)), settled };
     }
     const token = `${req.owner}:${nonce}.${++claims}`;
@@ -127,10 +144,8 @@ export function deliveryStore(client: SQL): DeliveryStore {
       return [[...counts.keys()], [...counts.values()]];
     };
     const [seqs, counts] = busy([]);
-    const claiming = {
-      busy_seqs: seqs, busy_counts: counts, now, window: req.limit, per_listener: req.perListener, limit: req.limit, token, expires,
-      want_next: req.wantsNextDue !== false,
-    };
+    const holds = { per_listener: req.perListener, hold_per_request: req.holdPerRequest ?? 1 };
+    const claiming = { busy_seqs: seqs, busy_counts: counts, now, window: req.limit, ...holds, limit: req.limit, token, expires, want_next: req.wantsNextDue !== false };
     const rows = items.length === 0
       ? await run<DetailRow & { settled?: number[] }>(Q.CLAIM, Q.bind(Q.CLAIM_PARAMS, claiming))
       : await run<DetailRow & { settled?: number[] }>(Q.COMPLETE_AND_CLAIM, Q.bind(Q.COMPLETE_AND_CLAIM_PARAMS, { ...claiming, input: settleInput(items) }));
@@ -143,11 +158,12 @@ export function deliveryStore(client: SQL): DeliveryStore {
     if (claimed.length < req.limit && num(rows[0]?.seen) >= req.limit && now >= fairAfter) {
       const [more, moreCounts] = busy(claimed);
       const fair = await run<DetailRow>(Q.FAIR_CLAIM, Q.bind(Q.FAIR_CLAIM_PARAMS, {
-        busy_seqs: more, busy_counts: moreCounts, now, room: req.limit - claimed.length, per_listener: req.perListener, token, expires,
+        busy_seqs: more, busy_counts: moreCounts, now, room: req.limit - claimed.length, ...holds, token, expires,
       }));
       claimed.push(...leasedRows(fair, token, now));
       fairAfter = fair.some((r) => r.id !== null) ? 0 : now + FAIR_PAUSE_MS;
     }
+    await reserveSlots(claimed, now);
     return { claimed, nextDueAt, settled };
   }
 

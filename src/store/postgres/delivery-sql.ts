@@ -7,8 +7,26 @@
  * condition (`state = 'pending'`, `state = 'sending'`).
  */
 
+import { RATE_HOLD_MS } from "../deliveries.ts";
+
 /** A listener whose deliveries are held, not sent: down, or paused (l is the listener). */
 const HOLDS = "(l.liveness_state = 'down' OR NOT l.enabled)";
+
+/** store/deliveries.ts holdOf, in SQL: the rows of listener l a worker may hold. */
+export const HOLD_SQL = `CASE WHEN l.ordering = 'fifo' THEN 1 ELSE least(coalesce(l.concurrency * $hold_per_request, $per_listener),
+  CASE WHEN l.rate_limit IS NULL THEN 1000000000 ELSE greatest(1, ceil(l.rate_limit * ${RATE_HOLD_MS} / 1000.0))::int END) END`;
+
+/** store/deliveries.ts slotsLeft, in SQL: the rows of rate-limited listener l a claim at $now may still take. */
+const SLOTS_LEFT_SQL = `CASE WHEN l.rate_limit IS NULL THEN 1000000000
+  ELSE greatest(0, floor(($now + ${RATE_HOLD_MS} - greatest($now, l.rate_next_at)) * l.rate_limit / 1000.0))::int END`;
+
+/** The oldest pending row of listener `seq`'s FIFO line, and whether a row of that line is in flight (deliveries_line). */
+const lineHead = (seq: string) => `(SELECT d2.id FROM deliveries d2 WHERE d2.listener_seq = ${seq} AND d2.message_seq = (SELECT min(h.message_seq)
+  FROM deliveries h WHERE h.listener_seq = ${seq} AND h.line = 1 AND h.state = 'pending'))`;
+const lineBusy = (seq: string) => `EXISTS (SELECT 1 FROM deliveries s WHERE s.listener_seq = ${seq} AND s.line = 1 AND s.state = 'sending')`;
+/** Whether pending row `c` may start: for a FIFO listener, only its head, and only while none of its line is in flight. */
+const TAKEABLE = `CASE WHEN l.ordering = 'fifo' AND NOT ${HOLDS} THEN c.id = ${lineHead("c.listener_seq")} AND NOT ${lineBusy("c.listener_seq")}
+  ELSE true END`;
 
 /** Newest 100 kept: `ids` (a jsonb array, oldest first) appended to `missed`, the oldest dropping out. */
 const MISSED_KEEP = 100;
@@ -18,7 +36,8 @@ const appendMissed = (ids: string) => `(SELECT coalesce(jsonb_agg(e ORDER BY n),
 /** The fields a claimed row is sent with, of the rows in `leased` (id, due, attempt, listener_seq, message_seq). */
 const DETAILS = `SELECT ld.id, ld.due, ld.attempt, ld.listener_seq, m.id AS message_id, m.name AS message_name, m.data,
       m.created_at, l.id AS listener_id, l.org_id, l.notify_url, l.secret, l.previous_secret, l.previous_secret_until,
-      ${HOLDS} AS held, q.id AS queue_id, q.name AS queue_name, l.headers
+      ${HOLDS} AS held, q.id AS queue_id, q.name AS queue_name, l.headers, l.concurrency, l.rate_limit,
+      l.ordering = 'fifo' AS fifo
     FROM leased ld JOIN messages m ON m.seq = ld.message_seq JOIN listeners l ON l.seq = ld.listener_seq
       JOIN queues q ON q.id = l.queue_id`;
 
@@ -45,7 +64,7 @@ export function bind<const N extends readonly string[]>(names: N, values: { [K i
   return names.map((name: N[number]) => values[name]);
 }
 
-export const CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "window", "per_listener", "limit", "token", "expires", "want_next"] as const;
+export const CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "window", "per_listener", "hold_per_request", "limit", "token", "expires", "want_next"] as const;
 
 /**
  * The due rows, oldest first, read one window at a time; each listener's rows past its cap (counting what the
@@ -60,12 +79,20 @@ cand AS (
   WHERE state = 'pending' AND next_attempt_at <= $now
   ORDER BY next_attempt_at, id LIMIT $window
 ),
-ranked AS (
-  SELECT c.id, c.next_attempt_at, ${HOLDS} AS down,
-    row_number() OVER (PARTITION BY c.listener_seq ORDER BY c.next_attempt_at, c.id) + coalesce(b.n, 0) AS nth
-  FROM cand c JOIN listeners l ON l.seq = c.listener_seq LEFT JOIN busy b ON b.seq = c.listener_seq
+judged AS (
+  SELECT c.id, c.listener_seq, c.next_attempt_at, ${HOLDS} AS down, ${TAKEABLE} AS takeable, ${HOLD_SQL} AS hold,
+    ${SLOTS_LEFT_SQL} AS slots
+  FROM cand c JOIN listeners l ON l.seq = c.listener_seq
 ),
-picked AS (SELECT id FROM ranked WHERE down OR nth <= $per_listener ORDER BY next_attempt_at, id LIMIT $limit),
+ranked AS (
+  SELECT j.*, row_number() OVER (PARTITION BY j.listener_seq, j.takeable ORDER BY j.next_attempt_at, j.id) + coalesce(b.n, 0) AS nth
+  FROM judged j LEFT JOIN busy b ON b.seq = j.listener_seq
+),
+picked AS (
+  SELECT r.id FROM ranked r LEFT JOIN busy b ON b.seq = r.listener_seq
+  WHERE r.down OR (r.takeable AND r.nth <= least(r.hold, coalesce(b.n, 0) + r.slots))
+  ORDER BY r.next_attempt_at, r.id LIMIT $limit
+),
 chosen AS (
   SELECT id FROM deliveries WHERE id = ANY(ARRAY(SELECT id FROM picked)) AND state = 'pending' AND next_attempt_at <= $now
   FOR UPDATE SKIP LOCKED
@@ -79,29 +106,48 @@ FROM (SELECT 1) one LEFT JOIN (${DETAILS}) x ON true`;
 
 export const CLAIM = positional(`WITH ${CLAIM_CTES} SELECT ${CLAIMED}`, CLAIM_PARAMS);
 
-export const FAIR_CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "room", "per_listener", "token", "expires"] as const;
+export const FAIR_CLAIM_PARAMS = ["busy_seqs", "busy_counts", "now", "room", "per_listener", "hold_per_request", "token", "expires"] as const;
 
 /**
  * After a window full of capped listeners' rows: each listener with due rows is asked for what it can still take,
- * so one slow listener with a large backlog cannot hold back the others.
+ * so one slow listener with a large backlog cannot hold back the others; a FIFO listener for its head alone.
  */
 export const FAIR_CLAIM = positional(`
 WITH busy AS (SELECT * FROM unnest($busy_seqs::int8[], $busy_counts::int[]) AS b(seq, n)),
 room AS (
-  SELECT l.seq, CASE WHEN ${HOLDS} THEN $room ELSE least($room, $per_listener - coalesce(b.n, 0)) END AS n
+  SELECT l.seq, ${HOLDS} AS down, l.ordering = 'fifo' AS fifo,
+    CASE WHEN ${HOLDS} THEN $room ELSE least($room, ${HOLD_SQL} - coalesce(b.n, 0), ${SLOTS_LEFT_SQL}) END AS n
   FROM listeners l LEFT JOIN busy b ON b.seq = l.seq
   WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending' AND d.next_attempt_at <= $now)
 ),
 cand AS (
   SELECT x.id, x.next_attempt_at FROM room r CROSS JOIN LATERAL (
     SELECT id, next_attempt_at FROM deliveries d
-    WHERE d.listener_seq = r.seq AND d.state = 'pending' AND d.next_attempt_at <= $now
+    WHERE d.listener_seq = r.seq AND d.state = 'pending' AND d.next_attempt_at <= $now AND (r.down OR NOT r.fifo)
     ORDER BY next_attempt_at, id LIMIT greatest(r.n, 0)
     FOR UPDATE SKIP LOCKED) x
+  UNION ALL
+  SELECT h.id, h.next_attempt_at FROM room r CROSS JOIN LATERAL (
+    SELECT d.id, d.next_attempt_at FROM deliveries d WHERE d.id = ${lineHead("r.seq")} AND d.next_attempt_at <= $now
+      AND NOT ${lineBusy("r.seq")}
+    FOR UPDATE SKIP LOCKED) h
+  WHERE r.fifo AND NOT r.down AND r.n > 0
 ),
 chosen AS (SELECT id FROM cand ORDER BY next_attempt_at, id LIMIT $room),
 ${LEASE}
 SELECT 0 AS seen, NULL::int8 AS next_due, x.* FROM (SELECT 1) one LEFT JOIN (${DETAILS}) x ON true`, FAIR_CLAIM_PARAMS);
+
+/**
+ * Start slots for the rate-limited listeners among the rows a claim leased (store/sqlite/pace.ts says why): each
+ * gets `n` slots from its rate_next_at (or now), which moves past them. Apart from the claim, since the settle
+ * in the same statement may update the same listener rows, which one statement cannot do twice.
+ */
+export const RESERVE_SLOTS_PARAMS = ["seqs", "counts", "now"] as const;
+export const RESERVE_SLOTS = positional(`
+UPDATE listeners l SET rate_next_at = greatest(l.rate_next_at, $now) + ceil(c.n * 1000.0 / l.rate_limit)::int8
+FROM unnest($seqs::int8[], $counts::int[]) AS c(seq, n)
+WHERE l.seq = c.seq AND l.rate_limit IS NOT NULL
+RETURNING l.seq, l.rate_next_at - ceil(c.n * 1000.0 / l.rate_limit)::int8 AS rate_from, l.rate_limit`, RESERVE_SLOTS_PARAMS);
 
 export const SETTLE_PARAMS = ["input", "now"] as const;
 
@@ -145,7 +191,7 @@ counted AS (
 
 export const SETTLE = positional(`WITH ${SETTLE_CTES} SELECT ord FROM settled`, SETTLE_PARAMS);
 
-export const COMPLETE_AND_CLAIM_PARAMS = ["input", "now", "busy_seqs", "busy_counts", "window", "per_listener", "limit", "token", "expires", "want_next"] as const;
+export const COMPLETE_AND_CLAIM_PARAMS = ["input", "now", "busy_seqs", "busy_counts", "window", "per_listener", "hold_per_request", "limit", "token", "expires", "want_next"] as const;
 
 /**
  * A worker's step in one statement and one round trip: the completions settled (SETTLE), then the claim (CLAIM),

@@ -62,7 +62,7 @@ export async function writeEvent(exec: Exec, e: NewEvent, now: number): Promise<
   return event;
 }
 
-type Mirror = { queueId: string; listeners: { seq: number; filter: string | null }[] };
+type Mirror = { queueId: string; listeners: { seq: number; filter: string | null; fifo: boolean }[] };
 
 /** The organization's events queue, locked as a publish locks it (publish.ts), when this event goes there. */
 async function eventsQueue(exec: Exec, e: NewEvent): Promise<Mirror | null> {
@@ -71,8 +71,8 @@ async function eventsQueue(exec: Exec, e: NewEvent): Promise<Mirror | null> {
   if (!queueId || !mirrored(e.type, e.queue?.id ?? null, queueId)) return null;
   const [queue] = await exec("SELECT id FROM queues WHERE id = $1 AND org_id = $2 FOR SHARE", [queueId, e.orgId]);
   if (!queue) return null;
-  const rows = await exec("SELECT seq, filter FROM listeners WHERE queue_id = $1 ORDER BY seq FOR KEY SHARE", [queueId]);
-  return { queueId, listeners: rows.map((r) => ({ seq: Number(r.seq), filter: r.filter })) };
+  const rows = await exec("SELECT seq, filter, ordering FROM listeners WHERE queue_id = $1 ORDER BY seq FOR KEY SHARE", [queueId]);
+  return { queueId, listeners: rows.map((r) => ({ seq: Number(r.seq), filter: r.filter, fifo: r.ordering === "fifo" })) };
 }
 
 /** The event's message, with a delivery to each listener whose filter takes it; wakes every instance's worker. */
@@ -87,9 +87,10 @@ async function publishEvent(exec: Exec, event: UsageEvent, mirror: Mirror, now: 
     if (l.filter === null) return true;
     const compiled = compileFilter(JSON.parse(l.filter));
     return compiled.ok && matches(compiled.filter, subject);
-  }).map((l) => l.seq);
+  });
   if (takers.length === 0) return;
-  await exec(`INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
-    SELECT $1, $2, seq, 'pending', 0, $3, $3, $3 FROM unnest($4::int8[]) AS seq`, [event.orgId, message!.seq, now, takers]);
+  await exec(`INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at, line)
+    SELECT $1, $2, t.seq, 'pending', 0, $3, $3, $3, t.line FROM unnest($4::int8[], $5::int[]) AS t(seq, line)`,
+    [event.orgId, message!.seq, now, takers.map((l) => l.seq), takers.map((l) => (l.fifo ? 1 : 0))]);
   await exec(`SELECT pg_notify('${WAKE_CHANNEL}', '')`, []);
 }

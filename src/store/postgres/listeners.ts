@@ -1,4 +1,4 @@
-import { and, asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { deliveries, listeners, messages, portalSessionListeners, replays } from "./schema.ts";
 import { countReplayable, windowSeqs } from "./replays.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
@@ -8,7 +8,7 @@ import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toListenerDelivery, toSecrets } from "../rows.ts";
+import { lineOf, filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toListenerDelivery, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, r.missed);
@@ -48,7 +48,13 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const rows = await db.select().from(listeners).where(where).orderBy(asc(listeners.seq)).limit(page.limit).offset(page.offset);
         return { items: rows.map(toListener), total: await countOf(db, listeners, where) };
       }),
-    get: (orgId, queueId, id) => guarded(async () => toListener(await findRow(db, orgId, queueId, id))),
+    get: (orgId, queueId, id) =>
+      guarded(async () => {
+        const row = await findRow(db, orgId, queueId, id);
+        const listener = toListener(row);
+        if (row.ordering === "fifo") listener.line = await lineOf((sql, params) => db.$client.unsafe(sql, params), row.seq);
+        return listener;
+      }),
     update: (orgId, queueId, id, patch, now, actor) =>
       write(async (tx) => {
         const queue = await findQueue(tx, orgId, queueId);
@@ -57,6 +63,11 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         // A publish judged against the filter before this one is refused and judged again (publish-filters.ts).
         const changes = set && filterChanged(before, set) ? { ...set, filterRev: before.filterRev + 1 } : set;
         if (changes) await unique(taken(patch.name ?? ""), () => tx.update(listeners).set(changes).where(eq(listeners.id, id)));
+        // Its deliveries not yet final join (or leave) its FIFO line: an order applies to deliveries not yet started.
+        if (set?.ordering !== undefined && set.ordering !== before.ordering) {
+          await tx.update(deliveries).set({ line: set.ordering === "fifo" ? 1 : 0 })
+            .where(and(eq(deliveries.listenerSeq, before.seq), inArray(deliveries.state, ["pending", "sending"])));
+        }
         const listener = toListener(await findRow(tx, orgId, queueId, id));
         await recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });
         return listener;

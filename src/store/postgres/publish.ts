@@ -52,7 +52,7 @@ q AS (
   SELECT id, org_id, name, schema_id FROM queues WHERE id IN (SELECT queue_id FROM input) ORDER BY id FOR SHARE
 ),
 l AS (
-  SELECT seq, id, queue_id, filter IS NOT NULL AS filtered, filter_rev FROM listeners WHERE queue_id IN (SELECT id FROM q)
+  SELECT seq, id, queue_id, filter IS NOT NULL AS filtered, filter_rev, ordering FROM listeners WHERE queue_id IN (SELECT id FROM q)
   ORDER BY seq FOR KEY SHARE
 ),
 stale AS (
@@ -71,8 +71,8 @@ m AS (
   RETURNING seq, id, org_id, queue_id, created_at
 ),
 d AS (
-  INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
-  SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
+  INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at, line)
+  SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at, CASE WHEN l.ordering = 'fifo' THEN 1 ELSE 0 END
   FROM m JOIN l ON l.queue_id = m.queue_id JOIN ok ON ok.id = m.id
   WHERE CASE WHEN ok.only_listener IS NOT NULL THEN l.id = ok.only_listener ELSE NOT l.filtered OR ok.matched @> to_jsonb(l.seq) END
   RETURNING 1

@@ -106,6 +106,8 @@ export const listeners = pgTable(
     rateLimit: integer("rate_limit"),
     concurrency: integer("concurrency"),
     ordering: text("ordering", { enum: ["unordered", "fifo"] }).notNull().default("unordered"),
+    // The start time the next claimed delivery of a rate-limited listener may take, for every instance (pace.ts).
+    rateNextAt: ms("rate_next_at").notNull().default(0),
     createdAt: ms("created_at").notNull(),
   },
   (t) => [
@@ -150,10 +152,15 @@ export const deliveries = pgTable(
     heldSince: ms("held_since"),
     // 1 for the delivery a publish made; a redelivery or replay starts the next cycle, with a fresh schedule.
     cycle: integer("cycle").notNull().default(1),
+    // 1: its listener is FIFO, so it waits in the listener's line (docs/delivery.md, "Pace and order").
+    line: integer("line").notNull().default(0),
     createdAt: ms("created_at").notNull(),
     updatedAt: ms("updated_at").notNull(),
   },
   (t) => [
+    // A FIFO listener's line by state: its head (the oldest pending) and whether one is in flight, each one step
+    // down. Only FIFO rows, final ones included: a condition on the state would keep SQLite from using it for them.
+    index("deliveries_line").on(t.listenerSeq, t.state, t.messageSeq).where(sql`line = 1`),
     // One delivery per message and listener; also the index the cascade from a deleted message uses.
     uniqueIndex("deliveries_message_listener").on(t.messageSeq, t.listenerSeq),
     // The cascade from a deleted listener; a replay's window of messages is one range of it.

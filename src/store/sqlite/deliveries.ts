@@ -6,80 +6,28 @@
 import type { Database } from "bun:sqlite";
 import { idFloor, randomBase62 } from "../../lib/ids.ts";
 import { replayStatements } from "./replays.ts";
-import type { ClaimedDelivery, ClaimRequest, Completion, DeliveryStore, Lease, MissedDelivery, ProbeResult, ProbeTarget } from "../deliveries.ts";
+import { slotOf, type ClaimedDelivery, type Completion, type DeliveryStore, type Lease, type MissedDelivery, type ProbeResult, type ProbeTarget } from "../deliveries.ts";
 import { deliveryEvent, listenerEvent } from "./delivery-events.ts";
 import type { Raw } from "./shared.ts";
 import { prepareStatements, type Statements } from "./delivery-statements.ts";
 import { applyFanout, FanoutPlanner, type FanoutPlan } from "./fanout-filters.ts";
 import { whenUnlocked } from "./write-lock.ts";
+import { chooseDue, type Choice } from "./claim-choice.ts";
+import { paceLeased, type Slots } from "./pace.ts";
 import { asStorageError, rollBackLeftover, writeReadiness } from "./writability.ts";
 import type { LockSignal } from "./lock-signal.ts";
 
-/**
- * Due rows are read a window at a time, oldest first, until the slots are filled; each full window the next one
- * doubles. A first window small beside the global cap keeps the common saturated case cheap: one listener at
- * its cap with a large backlog fills every window with rows it cannot take. Too small a window sends most steps
- * to the per-listener pass as well (docs/performance.md, Claim windows).
- */
-const FIRST_WINDOW = 64;
-const MAX_WINDOW = 256;
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
-
-type Candidate = { id: number; listenerSeq: number; at: number; down: number };
-type Selection = { ids: number[]; perListener: Map<number, number>; skipped: boolean };
-
-/** Oldest first, skipping rows whose listener is at its cap; rows of down listeners are taken uncapped (held, not sent). */
-function select(candidates: Omit<Candidate, "at">[], req: ClaimRequest, into: Selection): void {
-  const taken = new Set(into.ids);
-  for (const c of candidates) {
-    if (into.ids.length >= req.limit) return;
-    if (taken.has(c.id)) continue;
-    const count = into.perListener.get(c.listenerSeq) ?? req.busy.get(c.listenerSeq) ?? 0;
-    if (!c.down && count >= req.perListener) {
-      into.skipped = true;
-      continue;
-    }
-    into.perListener.set(c.listenerSeq, count + 1);
-    into.ids.push(c.id);
-    taken.add(c.id);
-  }
-}
-
-/** Reads only, outside any transaction: a claim that finds nothing to take never asks for the write lock. */
-function chooseDue(s: Statements, req: ClaimRequest, now: number): number[] {
-  const chosen: Selection = { ids: [], perListener: new Map(), skipped: false };
-  let from = { at: -1, id: 0 };
-  for (let window = FIRST_WINDOW; ; window = Math.min(window * 2, MAX_WINDOW)) {
-    const candidates = s.dueWindow.all({ now, at: from.at, id: from.id, window }) as Candidate[];
-    select(candidates, req, chosen);
-    if (candidates.length < window || chosen.ids.length >= req.limit) return chosen.ids;
-    if (chosen.skipped) break;
-    const last = candidates[candidates.length - 1]!;
-    from = { at: last.at, id: last.id };
-  }
-  // A window held rows of capped listeners: look per listener, so one slow listener with a large backlog
-  // cannot hold back the others. Each listener is asked only for what it can still take.
-  for (const l of s.listenersWithDue.all({ now }) as { seq: number; down: number }[]) {
-    const room = req.limit - chosen.ids.length;
-    if (room <= 0) break;
-    const have = chosen.perListener.get(l.seq) ?? req.busy.get(l.seq) ?? 0;
-    const n = l.down ? room : Math.min(room, req.perListener - have);
-    if (n <= 0) continue;
-    // Rows this step already chose for the listener come back first and are skipped: `have` covers them
-    // (it may also count rows in flight, which are not pending; the overshoot is at most the cap).
-    const rows = s.dueOfListener.all({ now, seq: l.seq, n: n + have }) as { id: number }[];
-    select(rows.map((r) => ({ id: r.id, listenerSeq: l.seq, down: l.down })), req, chosen);
-  }
-  return chosen.ids;
-}
+const NO_SLOTS: Slots = new Map();
 
 type Detail = { id: number; attempt: number; listenerSeq: number; messageId: string; messageName: string | null; data: string; createdAt: number };
 type ListenerDetail = {
   seq: number; id: string; orgId: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
   livenessState: string; enabled: number; queueId: string; queueName: string; headers: string | null;
+  concurrency: number | null; rateLimit: number | null; fifo: number;
 };
 
-function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): ClaimedDelivery {
+function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number, startAt: number | null): ClaimedDelivery {
   const secrets = [l.secret];
   if (l.previousSecret && l.previousSecretUntil !== null && l.previousSecretUntil > now) secrets.push(l.previousSecret);
   return {
@@ -89,7 +37,9 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number): Cl
     listener: {
       seq: l.seq, id: l.id, orgId: l.orgId, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled,
       headers: l.headers === null ? null : JSON.parse(l.headers),
+      concurrency: l.concurrency, rateLimit: l.rateLimit, fifo: l.fifo === 1,
     },
+    startAt,
     message: {
       id: d.messageId,
       name: d.messageName,
@@ -140,17 +90,25 @@ function settleAll(s: Statements, items: Completion[], now: number, raw: Raw): b
 
 type Held = { id: number; listenerSeq: number; messageId: string } & MissedDelivery;
 
-/** The rows leased under `token`, in the order they were chosen; each listener's fields are read once. */
-function leasedDetails(s: Statements, ids: number[], token: string, now: number): ClaimedDelivery[] {
+/**
+ * The rows leased under `token`, in the order they were chosen; each listener's fields are read once. A
+ * rate-limited listener's rows take its slots in that order (pace.ts).
+ */
+function leasedDetails(s: Statements, ids: number[], token: string, now: number, slots: Slots): ClaimedDelivery[] {
   const rank = new Map(ids.map((id, i) => [id, i]));
   const rows = (s.leasedDetails.all({ ids: JSON.stringify(ids), token }) as Detail[]).sort((a, b) => rank.get(a.id)! - rank.get(b.id)!);
   if (rows.length === 0) return [];
   const seqs = [...new Set(rows.map((r) => r.listenerSeq))];
   const listeners = new Map((s.leasedListeners.all({ seqs: JSON.stringify(seqs) }) as ListenerDetail[]).map((l) => [l.seq, l]));
+  const nth = new Map<number, number>();
   // A listener deleted since the lease took its deliveries with it; a row read before that is simply not sent.
   return rows.flatMap((d) => {
     const l = listeners.get(d.listenerSeq);
-    return l ? [toClaimed(d, l, token, now)] : [];
+    if (!l) return [];
+    const slot = slots.get(d.listenerSeq);
+    const i = nth.get(d.listenerSeq) ?? 0;
+    nth.set(d.listenerSeq, i + 1);
+    return [toClaimed(d, l, token, now, slot ? slotOf(slot.from, i, slot.rateLimit) : null)];
   });
 }
 
@@ -169,14 +127,14 @@ function transactions(sqlite: Database, s: Statements) {
     // Leases only; the caller reads the leased rows' details after the commit (completeAndClaim). `choose` is
     // the rows chosen before the transaction, or, when messages wait for their fan-out (`fanout`, planned
     // before it: fanout-filters.ts), the choice to make after it, so that their deliveries go out in this step.
-    completeAndLease: immediate((items: Completion[], choose: number[] | (() => number[]), fanout: FanoutPlan | null, leaseMs: number, owner: string, now: number) => {
+    completeAndLease: immediate((items: Completion[], choose: Choice | (() => Choice), fanout: FanoutPlan | null, leaseMs: number, owner: string, now: number) => {
       const more = fanout !== null && applyFanout(s, fanout);
       const settled = settleAll(s, items, now, raw);
-      const ids = typeof choose === "function" ? choose() : choose;
-      if (ids.length === 0) return { settled, token: null, ids, more };
+      const { ids, rated } = typeof choose === "function" ? choose() : choose;
+      if (ids.length === 0) return { settled, token: null, ids, more, slots: NO_SLOTS };
       const token = `${owner}:${nonce}.${++claims}`;
       s.lease.run({ ids: JSON.stringify(ids), token, expires: now + leaseMs, now });
-      return { settled, token, ids, more };
+      return { settled, token, ids, more, slots: rated ? paceLeased(s, ids, token, now) : NO_SLOTS };
     }),
     complete: immediate((items: Completion[], now: number) => settleAll(s, items, now, raw)),
     replayChunk: immediate((limit: number, now: number) => replayChunk(limit, now)),
@@ -232,18 +190,21 @@ export function deliveryStore(sqlite: Database, signal?: LockSignal): DeliverySt
   const completeAndClaim: DeliveryStore["completeAndClaim"] = async (items, req, now) => {
     // The rows being settled are `sending`, so none can be chosen here; a retry they schedule is a later step's.
     const fanout = planner.plan(s);
-    const choose = fanout ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
-    const { settled, token, ids, more } = items.length || typeof choose === "function" || choose.length
+    // After the transaction's writes when they change what may be chosen: new deliveries, or a FIFO line's head settled.
+    const late = fanout !== null || items.some((c) => c.fifo);
+    const choose = late ? () => chooseDue(s, req, now) : chooseDue(s, req, now);
+    const { settled, token, ids, more, slots } = items.length || typeof choose === "function" || choose.ids.length
       ? await write(() => tx.completeAndLease(items, choose, fanout, req.leaseMs, req.owner, now))
-      : { settled: [], token: null, ids: [], more: false };
+      : { settled: [], token: null, ids: [], more: false, slots: NO_SLOTS };
     // The details (URL, secrets, the message's data) are read after the commit, so the write lock the publishes
     // wait for is held only as long as the leasing takes. The lease token keeps the rows this worker's
     // meanwhile; a row deleted in between (its message, listener or queue) is simply not returned.
-    const claimed = token ? leasedDetails(s, ids, token, now) : [];
+    const claimed = token ? leasedDetails(s, ids, token, now, slots) : [];
     // Another read after the commit; skipped when the caller will step again anyway. Messages left past the
     // fan-out slice are due now.
     if (more) return { settled, claimed, nextDueAt: now };
-    const next = req.wantsNextDue === false ? null : (s.nextDue.get({ now }) as { at: number | null } | null);
+    // Rows claimed now will be in flight, and their ends start the next steps: as with `wantsNextDue` false.
+    const next = req.wantsNextDue === false || claimed.length > 0 ? null : (s.nextDue.get({ now }) as { at: number | null } | null);
     return { settled, claimed, nextDueAt: next?.at ?? null };
   };
   return mapped(sqlite, {

@@ -19,6 +19,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ALLOWED_SCANS: Record<string, RegExp> = {
   filteredListeners: /^SCAN (listeners USING INDEX listeners_filtered|listener_filters USING COVERING INDEX listener_filters_listener)$/,
   filterHistory: /^SCAN listener_filters/,
+  // The FIFO listeners, through their partial index (few of them).
+  fifoDue: /^SCAN l USING INDEX listeners_fifo$/,
+  // The head of a FIFO line: one row, found through deliveries_line.
+  fifoHead: /^SCAN \(subquery-\d+\)$/,
   pruneFilters: /^SCAN listener_filters/,
   listenersWithDue: /^SCAN l$/,
   releaseOwner: /^SCAN deliveries USING INDEX deliveries_lease$/,
@@ -33,6 +37,7 @@ const MUST_USE: Record<string, string> = {
   rescue: "deliveries_lease",
   heldTooLong: "deliveries_held",
   fanOut: "listeners_queue_name",
+  fifoHead: "deliveries_line",
 };
 
 test("hot delivery statements use indexes, not scans of deliveries", () => {

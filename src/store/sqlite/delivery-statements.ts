@@ -12,6 +12,11 @@ import { CURSOR_SQL } from "./fanout.ts";
 const MISSED_KEEP = 100;
 /** A listener whose deliveries are held, not sent: down, or paused (l is the listener). */
 const HOLDS = "(l.liveness_state = 'down' OR NOT l.enabled)";
+/** A new delivery's place in its listener's line: 1 when the listener is FIFO. */
+const LINE = "CASE WHEN l.ordering = 'fifo' THEN 1 ELSE 0 END";
+/** The listener's settings the claim weighs (store/deliveries.ts holdOf). */
+const PACE = "l.concurrency AS concurrency, l.rate_limit AS rateLimit, l.ordering = 'fifo' AS fifo, l.rate_next_at AS rateNextAt";
+
 
 export const SQL = {
   // Fan-out (fanout.ts): the newest message against the cursor, read before taking the write lock.
@@ -24,14 +29,14 @@ export const SQL = {
         WHERE m.seq > $cursor ORDER BY m.seq LIMIT 1 OFFSET ${FANOUT_ROWS - 1}), $top)) AS upTo`,
   // Each message to the listeners its publish saw (created before it: from_seq below its seq), due at its publish;
   // listeners whose filter judges each message ($filtered) get theirs from fanOutPairs.
-  fanOut: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
-    SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
+  fanOut: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at, line)
+    SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at, ${LINE}
     FROM messages m JOIN listeners l ON l.queue_id = m.queue_id AND l.from_seq < m.seq
     WHERE m.seq > $cursor AND m.seq <= $upTo AND l.seq NOT IN (SELECT value FROM json_each($filtered))
       AND (m.only_listener IS NULL OR m.only_listener = l.seq)`,
   // The [message seq, listener seq] pairs a filter took; a message or listener deleted since is skipped.
-  fanOutPairs: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at)
-    SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at
+  fanOutPairs: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at, line)
+    SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at, ${LINE}
     FROM json_each($pairs) CROSS JOIN messages m ON m.seq = json_each.value ->> 0 CROSS JOIN listeners l ON l.seq = json_each.value ->> 1
     ORDER BY json_each.key`,
   // Listeners judged one message at a time: those with a filter, and those whose earlier filter still judges
@@ -58,16 +63,32 @@ export const SQL = {
   // CROSS JOIN fixes the join order (deliveries by rowid first) whatever the table statistics say.
   // A unary + keeps SQLite from scanning an index on `state` where the rowid already names the row.
   // Oldest due first, one window at a time: ($at, $id) is where the previous window ended (-1, 0 for the first).
-  // Held rows have next_attempt_at NULL and so sit outside the range.
-  dueWindow: `SELECT d.id AS id, d.listener_seq AS listenerSeq, d.next_attempt_at AS at, ${HOLDS} AS down
+  // Held rows have next_attempt_at NULL and so sit outside the range; FIFO lines are asked apart (fifoDue).
+  dueWindow: `SELECT d.id AS id, d.listener_seq AS listenerSeq, d.next_attempt_at AS at, ${HOLDS} AS down, ${PACE}
     FROM deliveries d JOIN listeners l ON l.seq = d.listener_seq
-    WHERE d.state = 'pending' AND d.next_attempt_at <= $now AND d.next_attempt_at >= $at AND (d.next_attempt_at > $at OR d.id > $id)
+    WHERE d.state = 'pending' AND d.line = 0 AND d.next_attempt_at <= $now AND d.next_attempt_at >= $at
+      AND (d.next_attempt_at > $at OR d.id > $id)
     ORDER BY d.next_attempt_at, d.id LIMIT $window`,
-  listenersWithDue: `SELECT l.seq AS seq, ${HOLDS} AS down FROM listeners l
+  listenersWithDue: `SELECT l.seq AS seq, ${HOLDS} AS down, ${PACE} FROM listeners l
     WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending' AND d.next_attempt_at <= $now)`,
+  // Listeners with a FIFO line and a row of it due: each is asked for its head (or, down or paused, for rows to hold).
+  fifoDue: `SELECT l.seq AS seq, ${HOLDS} AS down, ${PACE} FROM listeners l INDEXED BY listeners_fifo
+    WHERE l.ordering = 'fifo' AND EXISTS (SELECT 1 FROM deliveries d WHERE d.listener_seq = l.seq AND d.state = 'pending'
+      AND d.next_attempt_at <= $now)`,
   dueOfListener: `SELECT id FROM deliveries WHERE listener_seq = $seq AND state = 'pending' AND next_attempt_at <= $now
     ORDER BY next_attempt_at, id LIMIT $n`,
   // The rows were chosen outside this transaction: only those still pending and due are leased.
+  // A FIFO listener's head, when it may start now: the oldest pending of its line, due, with none of the line in
+  // flight (deliveries_line: each one step down; named, since deliveries_listener gives the order too, through every
+  // final row of the listener's history). The claim asks once per FIFO listener it meets (claim-choice.ts).
+  fifoHead: `SELECT id FROM deliveries WHERE listener_seq = $seq AND next_attempt_at <= $now
+    AND message_seq = (SELECT min(h.message_seq) FROM deliveries h INDEXED BY deliveries_line WHERE h.listener_seq = $seq AND h.line = 1 AND h.state = 'pending')
+    AND NOT EXISTS (SELECT 1 FROM deliveries s WHERE s.listener_seq = $seq AND s.line = 1 AND s.state = 'sending')`,
+  // The rate-limited listeners among the rows a claim leased, each with how many: their start slots (pace.ts).
+  leasedPace: `SELECT d.listener_seq AS seq, count(*) AS n, l.rate_limit AS rateLimit, l.rate_next_at AS nextAt
+    FROM deliveries d CROSS JOIN listeners l ON l.seq = d.listener_seq
+    WHERE d.id IN (SELECT value FROM json_each($ids)) AND d.lease_owner = $token AND l.rate_limit IS NOT NULL GROUP BY d.listener_seq`,
+  reserveSlots: `UPDATE listeners SET rate_next_at = $next WHERE seq = $seq`,
   lease: `UPDATE deliveries SET state = 'sending', lease_owner = $token, lease_expires_at = $expires, updated_at = $now
     WHERE id IN (SELECT value FROM json_each($ids)) AND +state = 'pending' AND +next_attempt_at <= $now`,
   // In no particular order: the caller puts the rows back in the order they were chosen (an ORDER BY here
@@ -80,10 +101,11 @@ export const SQL = {
   // A listener's queue is its messages' queue: deliveries are made for the listeners of the queue published to.
   leasedListeners: `SELECT l.seq AS seq, l.id AS id, l.org_id AS orgId, l.notify_url AS notifyUrl, l.secret AS secret,
       l.previous_secret AS previousSecret, l.previous_secret_until AS previousSecretUntil,
-      l.liveness_state AS livenessState, l.enabled AS enabled, q.id AS queueId, q.name AS queueName, l.headers AS headers
+      l.liveness_state AS livenessState, l.enabled AS enabled, q.id AS queueId, q.name AS queueName, l.headers AS headers, ${PACE}
     FROM listeners l CROSS JOIN queues q ON q.id = l.queue_id
     WHERE l.seq IN (SELECT value FROM json_each($seqs))`,
-  nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND next_attempt_at > $now`,
+  // A FIFO head's retry is not here: the worker wakes for it itself (loop.ts).
+  nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND line = 0 AND next_attempt_at > $now`,
   settle: `UPDATE deliveries SET state = $state, attempt = $attempt, next_attempt_at = $nextAt, lease_owner = NULL,
       lease_expires_at = NULL, held_since = NULL, last_status = $status, last_error = $error, updated_at = $now
     WHERE id = $id AND state = 'sending' AND lease_owner = $token`,

@@ -19,7 +19,8 @@ export const GAUGES_SQL = {
     GROUP BY l.org_id`,
   listeners: `SELECT org_id AS orgId, liveness_state AS state, count(*) AS count FROM listeners GROUP BY org_id, liveness_state`,
   // Held rows have next_attempt_at NULL and so fall outside the range; a scheduled retry is not due yet.
-  oldestDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $now`,
+  // A FIFO line's rows wait for their turn, not past it: left out (the due index holds none of them).
+  oldestDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND line = 0 AND next_attempt_at <= $now`,
   // Messages past the fan-out cursor have no delivery rows yet (fanout.ts); the oldest one has waited longest.
   oldestUnfanned: `SELECT created_at AS at FROM messages WHERE seq > ${CURSOR_SQL} ORDER BY seq LIMIT 1`,
 } as const;

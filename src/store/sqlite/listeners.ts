@@ -6,7 +6,7 @@ import { findQueue } from "./queues.ts";
 import { fannedOutUpTo, lastMessageSeq } from "./fanout.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toListenerDelivery, toSecrets } from "../rows.ts";
+import { lineOf, filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toListenerDelivery, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, JSON.parse(r.missed));
@@ -30,6 +30,13 @@ function keepFilter(tx: Tx, before: Row): void {
   const upto = lastMessageSeq(tx);
   if (fannedOutUpTo(tx) >= upto) return;
   tx.insert(listenerFilters).values({ listenerSeq: before.seq, uptoSeq: upto, filter: before.filter }).run();
+}
+
+/** Its deliveries not yet final join (or leave) its FIFO line: an order applies to deliveries not yet started. */
+function setLine(tx: Tx, seq: number, fifo: boolean): void {
+  const line = fifo ? 1 : 0;
+  tx.$client.query("UPDATE deliveries SET line = ? WHERE listener_seq = ? AND state = 'pending'").run(line, seq);
+  tx.$client.query("UPDATE deliveries SET line = ? WHERE id IN (SELECT id FROM deliveries WHERE state = 'sending' AND listener_seq = ?)").run(line, seq);
 }
 
 export function listenerStore({ db, write }: Conn): ListenerStore {
@@ -58,7 +65,12 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
       return { items: rows.map(toListener), total: countOf(db, listeners, where) };
     },
     async get(orgId, queueId, id) {
-      return toListener(findRow(db, orgId, queueId, id));
+      const row = findRow(db, orgId, queueId, id);
+      const listener = toListener(row);
+      if (row.ordering === "fifo") {
+        listener.line = await lineOf((sql, params) => db.$client.query(sql).all(...(params as number[])), row.seq, "INDEXED BY deliveries_line");
+      }
+      return listener;
     },
     async update(orgId, queueId, id, patch, now, actor) {
       return write((tx) => {
@@ -66,6 +78,7 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const before = findRow(tx, orgId, queueId, id);
         const set = listenerChanges(before, patch, now);
         if (filterChanged(before, set)) keepFilter(tx, before);
+        if (set?.ordering !== undefined && set.ordering !== before.ordering) setLine(tx, before.seq, set.ordering === "fifo");
         if (set) unique(taken(patch.name ?? ""), () => tx.update(listeners).set(set).where(eq(listeners.id, id)).run());
         const listener = toListener(findRow(tx, orgId, queueId, id));
         recordEvent(tx, orgId, "listener_updated", now, actor, { queue, listener });

@@ -84,6 +84,8 @@ export const listeners = sqliteTable(
     rateLimit: integer("rate_limit"),
     concurrency: integer("concurrency"),
     ordering: text("ordering", { enum: ["unordered", "fifo"] }).notNull().default("unordered"),
+    // The start time the next claimed delivery of a rate-limited listener may take (store/sqlite/pace.ts).
+    rateNextAt: integer("rate_next_at").notNull().default(0),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [
@@ -94,6 +96,8 @@ export const listeners = sqliteTable(
     index("listeners_from_seq").on(t.fromSeq),
     // The few listeners with a filter, which the fan-out judges one message at a time (fanout-filters.ts).
     index("listeners_filtered").on(t.queueId).where(sql`filter IS NOT NULL`),
+    // The few FIFO listeners, whose lines the claim asks for their heads (claim-choice.ts).
+    index("listeners_fifo").on(t.seq).where(sql`ordering = 'fifo'`),
   ],
 );
 
@@ -145,18 +149,24 @@ export const deliveries = sqliteTable(
     heldSince: integer("held_since"),
     // 1 for the delivery a publish made; a redelivery or replay starts the next cycle, with a fresh schedule.
     cycle: integer("cycle").notNull().default(1),
+    // 1: its listener is FIFO, so it waits in the listener's line (docs/delivery.md, "Pace and order").
+    line: integer("line").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
+    // A FIFO listener's line by state: its head (the oldest pending) and whether one is in flight, each one step
+    // down. Only FIFO rows, final ones included: a condition on the state would keep SQLite from using it for them.
+    index("deliveries_line").on(t.listenerSeq, t.state, t.messageSeq).where(sql`line = 1`),
     // The foreign keys' own indexes: deleting a message or a listener finds its deliveries (cascade). A
     // listener's rows by message also give a replay its window of messages as one range.
     index("deliveries_message").on(t.messageSeq),
     index("deliveries_listener").on(t.listenerSeq, t.messageSeq),
     // Partial indexes, one per phase, so a row's index entries change only when it enters or leaves a phase:
     // an acknowledgement touches one small index instead of rewriting keys in every index on `state`.
-    // Pending rows by due time (the claim; held rows have next_attempt_at NULL, outside `<= now`).
-    index("deliveries_due").on(t.nextAttemptAt).where(sql`state = 'pending'`),
+    // Pending rows by due time (the claim; held rows have next_attempt_at NULL, outside `<= now`). Not a FIFO
+    // line's: all but its head wait whatever their due time, and the claim asks each line for its head instead.
+    index("deliveries_due").on(t.nextAttemptAt).where(sql`state = 'pending' AND line = 0`),
     // A listener's pending rows (the claim's fairness pass, resuming held rows after a successful probe).
     index("deliveries_listener_due").on(t.listenerSeq, t.nextAttemptAt).where(sql`state = 'pending'`),
     // Rows in flight by lease expiry (rescue).
