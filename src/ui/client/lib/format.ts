@@ -7,6 +7,12 @@ export function dateTime(ms: number): string {
   return new Date(ms).toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
+/** The time of day for a time today ("14:02:31"), else the date too. */
+export function clock(ms: number, now = Date.now()): string {
+  if (new Date(ms).toDateString() !== new Date(now).toDateString()) return dateTime(ms);
+  return new Date(ms).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
 /** "12 s ago", "in 4 min", "3 h ago": coarse on purpose, with dateTime() in a tooltip for the exact time. */
 export function relative(ms: number, now = Date.now()): string {
   const seconds = Math.round((ms - now) / 1000);

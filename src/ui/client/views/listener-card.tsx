@@ -1,6 +1,6 @@
 /**
- * One listener: liveness, pause state, what it receives and its headers, counters and missed messages, with
- * pause/resume, settings, replay and delete.
+ * One listener: liveness, pause state, what it receives and its headers, its pace and order (with the head of a
+ * FIFO listener's line), counters and missed messages, with pause/resume, settings, replay and delete.
  */
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
@@ -15,6 +15,7 @@ import type { Filter } from "../lib/filters.ts";
 import { ReplayForm } from "./replay-form.tsx";
 import { ListenerSettings } from "./listener-settings.tsx";
 import type { Headers } from "./headers-form.tsx";
+import { HeadOfLine, PaceRows, type Line, type Ordering } from "./listener-pace.tsx";
 import type { Queue } from "./queue.tsx";
 
 export type Listener = {
@@ -29,13 +30,20 @@ export type Listener = {
   /** Absent on a server without filters and headers (an older version); null: none. */
   filter?: Filter | null;
   headers?: Headers | null;
+  /** Absent on a server without pace and order (an older version); null: none of its own. */
+  rate_limit?: number | null;
+  concurrency?: number | null;
+  ordering?: Ordering;
 };
 
 type CardProps = { queue: Queue; listener: Listener; onChange: () => void };
 /** `manage` false hides the actions (a view-only portal); `children` go below them (the portal's panels). */
 type CardOptions = { manage?: boolean; children?: ComponentChildren };
+/** `pace`: acknowledged per second between the last two polls (null until measured); `line`: a FIFO listener's. */
+type Measured = { pace?: number | null; line?: Line };
 
-export function ListenerCard({ queue, listener: l, onChange, manage = true, children }: CardProps & CardOptions) {
+export function ListenerCard(props: CardProps & CardOptions & Measured) {
+  const { queue, listener: l, onChange, manage = true, children, pace, line } = props;
   const paused = l.enabled === false;
   return (
     <article class={`card listener ${paused ? "listener-paused" : ""}`} data-listener={l.name}>
@@ -58,7 +66,9 @@ export function ListenerCard({ queue, listener: l, onChange, manage = true, chil
         <dt>ID</dt><dd><Id value={l.id} /></dd>
         {l.filter !== undefined && <><dt>Receives</dt><dd><FilterSummary filter={l.filter} /></dd></>}
         {l.headers && <><dt>Headers</dt><dd><HeaderNames headers={l.headers} /></dd></>}
+        <PaceRows listener={l} pace={pace} />
       </dl>
+      <HeadOfLine queueId={queue.id} listener={l} line={line} />
       <Stats listener={l} />
       <Missed queue={queue} listener={l} />
       {manage && <Actions queue={queue} listener={l} onChange={onChange} />}

@@ -9,6 +9,7 @@ import { useAction } from "../lib/poll.ts";
 import { Done, ErrorBox } from "../parts/notices.tsx";
 import { FilterEditor, useFilterTrial } from "./filter-editor.tsx";
 import { HeadersForm } from "./headers-form.tsx";
+import { PaceForm } from "./pace-form.tsx";
 import type { Listener } from "./listener-card.tsx";
 
 /** Saves some of the listener's fields; rejects with the API's error. */
@@ -36,6 +37,7 @@ export function ListenerSettings({ path, queueId, listener: l, onChange, onClose
       )}
       <FilterSettings queueId={queueId} listener={l} save={save} readOnly={readOnly} />
       <HeadersForm headers={l.headers ?? null} save={save} readOnly={readOnly} />
+      {l.ordering !== undefined && <PaceForm listener={l} save={save} readOnly={readOnly} />}
       <div class="form-actions"><button type="button" class="btn btn-small btn-ghost" onClick={onClose}>Close</button></div>
     </div>
   );

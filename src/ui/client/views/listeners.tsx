@@ -1,19 +1,30 @@
-/** A queue's listeners with their state and counters, and a form to add one. */
-import { useState } from "preact/hooks";
+/**
+ * A queue's listeners with their state, counters and current pace, and a form to add one. Each poll also reads
+ * the line of every FIFO listener, which only GET of the one listener carries.
+ */
+import { useRef, useState } from "preact/hooks";
 import { ApiError, call, enc } from "../lib/api.ts";
 import { EMPTY_DRAFT, filterOf } from "../lib/filters.ts";
+import { nextSample, type PaceSample } from "../lib/pace.ts";
 import { useAction, usePoll } from "../lib/poll.ts";
 import { Card, Id } from "../parts/layout.tsx";
 import { Done, Empty, ErrorBox, Loading } from "../parts/notices.tsx";
 import { Field, value } from "../parts/fields.tsx";
 import { ListenerCard, type Listener } from "./listener-card.tsx";
 import { FilterEditor, useFilterTrial } from "./filter-editor.tsx";
+import type { Line } from "./listener-pace.tsx";
 import type { Queue } from "./queue.tsx";
 
 export function ListenersTab({ queue }: { queue: Queue }) {
+  const samples = useRef(new Map<string, PaceSample>());
   const list = usePoll(async () => {
-    const reply = await call<{ listeners: Listener[] }>("GET", `/v1/queues/${enc(queue.id)}/listeners?per_page=100`);
-    return { listeners: reply.body.listeners, total: reply.total ?? reply.body.listeners.length };
+    const path = `/v1/queues/${enc(queue.id)}/listeners`;
+    const reply = await call<{ listeners: Listener[] }>("GET", `${path}?per_page=100`);
+    const at = Date.now();
+    const listeners = reply.body.listeners;
+    for (const l of listeners) samples.current.set(l.id, nextSample(samples.current.get(l.id), l.messages.acknowledged_count, at));
+    const lines = await linesOf(path, listeners);
+    return { listeners, lines, total: reply.total ?? listeners.length };
   }, [queue.id]);
   const data = list.data;
   return (
@@ -31,11 +42,29 @@ export function ListenersTab({ queue }: { queue: Queue }) {
         <p class="muted small">Showing the first {data.listeners.length} of {data.total} listeners.</p>
       )}
       <div class="listener-grid">
-        {data?.listeners.map((l) => <ListenerCard key={l.id} queue={queue} listener={l} onChange={list.refresh} />)}
+        {data?.listeners.map((l) => (
+          <ListenerCard key={l.id} queue={queue} listener={l} onChange={list.refresh} pace={samples.current.get(l.id)?.rate} line={data.lines.get(l.id)} />
+        ))}
       </div>
       <AddListener queue={queue} onAdded={list.refresh} />
     </>
   );
+}
+
+/** The lines of the FIFO listeners, read together; a listener deleted since the list has none to show. */
+async function linesOf(path: string, listeners: Listener[]): Promise<Map<string, Line>> {
+  const fifo = listeners.filter((l) => l.ordering === "fifo");
+  const read = async (l: Listener): Promise<[string, Line | undefined]> => {
+    try {
+      return [l.id, (await call<{ listener: { line?: Line } }>("GET", `${path}/${enc(l.id)}`)).body.listener.line];
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return [l.id, undefined];
+      throw error;
+    }
+  };
+  const lines = new Map<string, Line>();
+  for (const [id, line] of await Promise.all(fifo.map(read))) if (line) lines.set(id, line);
+  return lines;
 }
 
 export function AddListener({ queue, onAdded }: { queue: Queue; onAdded: () => void }) {
