@@ -44,7 +44,7 @@ export async function runServe(config: Config): Promise<number> {
   };
   const deps = { store, config, clock: systemClock, log, version: VERSION, nudge: () => delivery.nudge(), peerAddress, copyRequest, metrics };
   const isStopping = () => stopping;
-  const ui = uiHandler({ isStopping, log });
+  const ui = uiHandler({ isStopping, log, portal: { store, clock: systemClock } });
   const server = serve(buildHandler(deps), { host: config.host, port: config.port, tls: tls.tls, isStopping, log, originals, ui });
   const url = `${tls.tls ? "https" : "http"}://${displayHost(config.host)}:${server.port}`;
   if (config.logFormat === "text") printWelcome(config, url, description, tls.description, onboarded);

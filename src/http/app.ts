@@ -15,6 +15,7 @@ import { organizationRoutes } from "../modules/organizations/routes.ts";
 import { listenerRoutes } from "../modules/listeners/routes.ts";
 import { hotPublishRoute, messageRoutes } from "../modules/messages/routes.ts";
 import { schemaRoutes } from "../modules/schemas/routes.ts";
+import { portalSessionRoutes } from "../modules/portal-sessions/routes.ts";
 import { QueueCache } from "../modules/messages/queue-cache.ts";
 import { createGate, type Gate } from "./auth.ts";
 import { hotRoutes } from "./hot.ts";
@@ -58,7 +59,7 @@ export function buildApp(deps: Deps, shared: Shared = sharedOf(deps)) {
     .group("/v1", (v1) => v1
       .use(eventRoutes(deps))
       .use(queueRoutes(deps)).use(apiKeyRoutes(deps)).use(organizationRoutes(deps))
-      .use(listenerRoutes(deps)).use(messageRoutes(deps, shared.queues)).use(schemaRoutes(deps)));
+      .use(listenerRoutes(deps)).use(messageRoutes(deps, shared.queues)).use(schemaRoutes(deps)).use(portalSessionRoutes(deps)));
   allowed = routeTable(app.routes);
   document = openapiDocument(app, { title: "fanout", version: deps.version, description: "Queue and message fan-out service" });
   return app;

@@ -53,7 +53,7 @@ const ERRORS: Record<ErrorStatus, { description: string; limited: boolean; retry
     description: "The body is not JSON, or the body, a query parameter or the Idempotency-Key header does not have the expected shape; `errors` names each field.",
     limited: true,
   },
-  401: { description: "The X-API-KEY header is missing, or the key is unknown or disabled.", limited: false },
+  401: { description: "The X-API-KEY header is missing, or the key is unknown or disabled (a portal token: unknown, expired or revoked).", limited: false },
   403: {
     description: "The key's scopes do not allow this request; or this client address is locked out after repeated failed authentications, then with Retry-After, whatever the key.",
     limited: true,
@@ -198,7 +198,7 @@ function completeOperation(op: Json, route: Route, keyed: boolean): Json {
 function components(): Json {
   const used = Object.keys(ERRORS).map(Number) as ErrorStatus[];
   return {
-    securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-API-KEY", description: "An API key; its scopes limit what it may do." } },
+    securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-API-KEY", description: "An API key; its scopes limit what it may do. A portal session's token (`fop_…`) is sent here too, and reaches only its session's listeners." } },
     schemas: { Error: ErrorModel },
     headers: HEADERS,
     responses: Object.fromEntries(used.map((status) => [responseName(status), errorResponse(status)])),

@@ -16,7 +16,7 @@ export type Tls = { cert: string; key: string } | null;
  */
 export type ServerOptions = {
   host: string; port: number; tls: Tls; isStopping: () => boolean; log: Logger; originals?: WeakMap<Request, Request>;
-  /** The dashboard, for /ui and the paths below it (answered before the API's routing). */
+  /** The dashboard, for /ui and the paths below it, and the portal's pages (answered before the API's routing). */
   ui?: Fetch;
 };
 type Fetch = (request: Request) => Response | Promise<Response>;
@@ -30,10 +30,15 @@ export function routable(request: Request): Request {
   return readdressed(request, origin, `${versioned ? path : `/v1${path === "/" ? "" : path}`}${search}`);
 }
 
-/** /ui, /ui/… or /ui?…, read off an absolute URL without parsing it (the API's requests pass here too). */
+/**
+ * /ui, /ui/… or /ui?…, and the portal's /portal/…, read off an absolute URL without parsing it (the API's
+ * requests pass here too).
+ */
 export function isUiPath(url: string): boolean {
   const at = url.indexOf("/", url.indexOf("://") + 3);
-  if (at < 0 || !url.startsWith("/ui", at)) return false;
+  if (at < 0) return false;
+  if (url.startsWith("/portal/", at)) return true;
+  if (!url.startsWith("/ui", at)) return false;
   const next = url.charCodeAt(at + 3);
   return Number.isNaN(next) || next === 47 || next === 63; // end, "/" or "?"
 }

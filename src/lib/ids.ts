@@ -44,8 +44,8 @@ export function fromBase62(text: string): number {
   return n;
 }
 
-export type IdKind = "org" | "key" | "queue" | "listener" | "message";
-const PREFIX: Record<IdKind, string> = { org: "org", key: "key", queue: "q", listener: "lst", message: "msg" };
+export type IdKind = "org" | "key" | "queue" | "listener" | "message" | "portal_session";
+const PREFIX: Record<IdKind, string> = { org: "org", key: "key", queue: "q", listener: "lst", message: "msg", portal_session: "ps" };
 
 /**
  * Ids are opaque to clients (docs/api.md); the prefix only helps a human reading logs. They start with the creation
@@ -70,6 +70,12 @@ export function idTime(id: string): number {
 /** API key secrets: 32+ random bytes of entropy as `fo_` + base62 (43 chars ≈ 256 bits). */
 export function newApiKeySecret(): string {
   return `fo_${randomBase62(43)}`;
+}
+
+/** Portal session tokens (docs/portal.md): as strong as a key, told apart by their prefix. */
+export const PORTAL_TOKEN_PREFIX = "fop_";
+export function newPortalToken(): string {
+  return `${PORTAL_TOKEN_PREFIX}${randomBase62(43)}`;
 }
 
 export function sha256Hex(text: string): string {

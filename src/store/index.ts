@@ -3,8 +3,9 @@
  *
  * Invariants every implementation keeps:
  * - Every function over an organization's rows takes `orgId` first; rows of another organization are invisible
- *   (they read as "not found"). The only unscoped reads are `apiKeys.authenticate` (a request has no
- *   organization before its key is known) and the delivery worker's claim, which works across organizations.
+ *   (they read as "not found"). The only unscoped reads are `apiKeys.authenticate` and
+ *   `portalSessions.authenticate`/`find` (a request has no organization before its credential is known) and the
+ *   delivery worker's claim, which works across organizations.
  * - Functions return Promises although bun:sqlite is synchronous, so PostgreSQL fits; each unit of work is one
  *   call, because a bun:sqlite transaction callback cannot await.
  * - Time is passed in (`now`, epoch ms); no SQL reads the clock.
@@ -22,8 +23,11 @@ import type { FilterSpec } from "../lib/filter.ts";
 export type Visible = "all" | readonly string[];
 export type Page = { offset: number; limit: number };
 export type Paged<T> = { items: T[]; total: number };
-/** The calling key, recorded with every write's usage event; `idempotency` when the request carries a key. */
-export type Actor = { keyId: string; keyName: string; idempotency?: IdempotencyClaim };
+/**
+ * The calling key, recorded with every write's usage event; `idempotency` when the request carries a key.
+ * `portalSession`: the caller holds that portal session's token, not a key; its events name the session and no key.
+ */
+export type Actor = { keyId: string; keyName: string; idempotency?: IdempotencyClaim; portalSession?: string };
 
 /**
  * A request's Idempotency-Key (http/idempotency.ts). The first write made for the request records it in that
@@ -211,6 +215,18 @@ export type ReplayWindow = { since: number; until: number; only: "missed" | "all
 export type ListenerFilter = { queueId?: string; visible: Visible };
 export type ListenerSecrets = { current: string; previous: string | null; previousUntil: number | null };
 
+/** One message's delivery to one listener, as the listener's own list of deliveries shows it. */
+export interface ListenerDelivery {
+  message: { id: string; name: string | null; createdAt: number };
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  cycle: number;
+  updatedAt: number;
+}
+
 export interface ListenerStore {
   create(orgId: string, queueId: string, input: ListenerInput & { secret: string }, now: number, actor: Actor): Promise<Listener>;
   list(orgId: string, filter: ListenerFilter, page: Page): Promise<Paged<Listener>>;
@@ -227,6 +243,55 @@ export interface ListenerStore {
    * are now. Records `listener_replayed`.
    */
   replay(orgId: string, queueId: string, id: string, window: ReplayWindow, now: number, actor: Actor): Promise<number>;
+  /**
+   * Its deliveries, newest message first. Created with an actor that holds a portal session, a listener joins
+   * that session's listeners in the same transaction (docs/portal.md).
+   */
+  deliveries(orgId: string, queueId: string, id: string, page: Page): Promise<Paged<ListenerDelivery>>;
+}
+
+export type PortalBranding = { name: string | null; logoUrl: string | null; accent: string | null };
+
+/** A link the organization hands its customer (docs/portal.md): what its token reaches, until when, and how it looks. */
+export interface PortalSession {
+  id: string;
+  orgId: string;
+  queueId: string;
+  queueName: string;
+  /** The listeners it reaches; null: every listener of the queue, those made later included. */
+  listenerIds: string[] | null;
+  canManage: boolean;
+  /** Origins that may frame the portal page; empty: none. */
+  allowedOrigins: string[];
+  branding: PortalBranding;
+  returnUrl: string | null;
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
+export type NewPortalSession = Pick<PortalSession, "queueId" | "listenerIds" | "canManage" | "allowedOrigins" | "branding" | "returnUrl" | "expiresAt"> & {
+  /** SHA-256 of the token, hex; the token itself is never stored. */
+  tokenHash: string;
+};
+
+export interface PortalSessionStore {
+  /** 404 for an unknown queue, 422 for a listener id that is not one of its listeners. Records `portal_session_added`. */
+  create(orgId: string, input: NewPortalSession, now: number, actor: Actor): Promise<PortalSession>;
+  /** `visible`: every session, or those of these queues. */
+  list(orgId: string, visible: Visible, page: Page): Promise<Paged<PortalSession>>;
+  get(orgId: string, id: string): Promise<PortalSession>;
+  /**
+   * Revokes it at `now` and records `portal_session_deleted`; the row stays (its page still shows the return link)
+   * until the sweep. One already revoked is left as it is, and nothing is recorded.
+   */
+  revoke(orgId: string, id: string, now: number, actor: Actor): Promise<PortalSession>;
+  /** The session whose token has this SHA-256 hash, whatever its state, or null. Unscoped, as a key's lookup. */
+  authenticate(hash: string): Promise<PortalSession | null>;
+  /** The session with this id, or null. Unscoped: the portal page asks before it holds a token (docs/portal.md). */
+  find(id: string): Promise<PortalSession | null>;
+  /** Deletes the sessions that expired before `before`; returns how many. */
+  sweep(before: number): Promise<number>;
 }
 
 /** `schemaId` absent: no schema check (the caller validated nothing, e.g. tests and benchmarks). */
@@ -254,6 +319,11 @@ export interface MessageStore {
   get(orgId: string, queueId: string, id: string): Promise<Message>;
   deliveries(orgId: string, queueId: string, id: string): Promise<DeliveryStatus[]>;
   attempts(orgId: string, queueId: string, id: string): Promise<Attempt[]>;
+  /**
+   * The newest `limit` messages of the queue fanned out to one of these listeners (null: any of its listeners),
+   * newest first: what a portal session's customer has received (docs/portal.md).
+   */
+  received(orgId: string, queueId: string, listenerIds: readonly string[] | null, limit: number): Promise<Message[]>;
   rename(orgId: string, queueId: string, id: string, name: string | null, now: number, actor: Actor): Promise<Message>;
   /** Pending deliveries of it stop with it. */
   delete(orgId: string, queueId: string, id: string, now: number, actor: Actor): Promise<void>;
@@ -337,6 +407,7 @@ export interface Store {
   events: EventStore;
   deliveries: DeliveryStore;
   idempotency: IdempotencyStore;
+  portalSessions: PortalSessionStore;
   lockouts?: LockoutStore;
   /** Throws the storage error when the database does not accept a write now (readiness: one tiny write). */
   checkWritable(now: number): Promise<void>;

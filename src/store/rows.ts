@@ -7,7 +7,8 @@
 import { newId } from "../lib/ids.ts";
 import { unprocessable } from "../lib/errors.ts";
 import type {
-  ApiKey, ApiKeyPatch, Listener, ListenerInput, ListenerLine, ListenerSecrets, Message, NewApiKey, Org, OrgPatch, Queue, QueueInput, UsageEvent,
+  ApiKey, ApiKeyPatch, Listener, ListenerDelivery, ListenerInput, ListenerLine, ListenerSecrets, Message, NewApiKey, NewPortalSession, Org,
+  OrgPatch, PortalSession, Queue, QueueInput, UsageEvent,
 } from "./index.ts";
 
 export const newOrg = (name: string, now: number): Org => ({ id: newId("org", now), name, eventsQueueId: null, createdAt: now });
@@ -196,3 +197,59 @@ export function chooseTargets<T extends { listenerId: string }>(targets: T[], li
   const wanted = new Set(listenerIds);
   return targets.filter((t) => wanted.has(t.listenerId));
 }
+
+type PortalSessionRow = Pick<PortalSession, "id" | "orgId" | "queueId" | "canManage" | "returnUrl" | "createdAt" | "expiresAt" | "revokedAt"> & {
+  allListeners: boolean; allowedOrigins: string; brandName: string | null; brandLogo: string | null; brandAccent: string | null;
+};
+/** `listenerIds`: the rows of portal_session_listeners, read apart; a session of all listeners ignores them. */
+export const toPortalSession = (r: PortalSessionRow, queueName: string, listenerIds: string[]): PortalSession => ({
+  id: r.id,
+  orgId: r.orgId,
+  queueId: r.queueId,
+  queueName,
+  listenerIds: r.allListeners ? null : listenerIds,
+  canManage: r.canManage,
+  allowedOrigins: JSON.parse(r.allowedOrigins),
+  branding: { name: r.brandName, logoUrl: r.brandLogo, accent: r.brandAccent },
+  returnUrl: r.returnUrl,
+  createdAt: r.createdAt,
+  expiresAt: r.expiresAt,
+  revokedAt: r.revokedAt,
+});
+
+/** A new portal session's row, as both backends store it. */
+export const newPortalSession = (orgId: string, input: NewPortalSession, now: number) => ({
+  id: newId("portal_session", now), orgId, queueId: input.queueId, tokenHash: input.tokenHash, allListeners: input.listenerIds === null, canManage: input.canManage,
+  allowedOrigins: JSON.stringify(input.allowedOrigins), brandName: input.branding.name, brandLogo: input.branding.logoUrl,
+  brandAccent: input.branding.accent, returnUrl: input.returnUrl, createdAt: now, expiresAt: input.expiresAt, revokedAt: null,
+});
+
+/** 422 for the ids of `wanted` that are not among `found` (the queue's listeners), before anything is written. */
+export function checkQueueListeners(wanted: string[], found: string[]): void {
+  const known = new Set(found);
+  const errors = wanted.map((id, i) => ({ id, i })).filter(({ id }) => !known.has(id))
+    .map(({ i }) => ({ path: `/listener_ids/${i}`, message: "is not a listener of the queue" }));
+  if (errors.length) throw unprocessable("A portal session reaches only listeners of its queue.", errors);
+}
+
+/** Groups (session, listener) pairs by session. */
+export function listenersBySession(pairs: { sessionId: string; listenerId: string }[]): Map<string, string[]> {
+  const by = new Map<string, string[]>();
+  for (const p of pairs) by.set(p.sessionId, [...(by.get(p.sessionId) ?? []), p.listenerId]);
+  return by;
+}
+
+type ListenerDeliveryRow = {
+  messageId: string; messageName: string | null; messageCreatedAt: number; state: ListenerDelivery["state"]; attempts: number;
+  nextAttemptAt: number | null; lastStatus: number | null; lastError: string | null; cycle: number; updatedAt: number;
+};
+export const toListenerDelivery = (r: ListenerDeliveryRow): ListenerDelivery => ({
+  message: { id: r.messageId, name: r.messageName, createdAt: r.messageCreatedAt },
+  state: r.state,
+  attempts: r.attempts,
+  nextAttemptAt: r.nextAttemptAt,
+  lastStatus: r.lastStatus,
+  lastError: r.lastError,
+  cycle: r.cycle,
+  updatedAt: r.updatedAt,
+});

@@ -10,6 +10,7 @@ import { loadAssets, type Asset, type Assets } from "./assets.ts";
 import { errorResponse } from "../http/errors.ts";
 import { splitUrl } from "../http/request-url.ts";
 import type { Logger } from "../lib/log.ts";
+import { portalHandler, type PortalOptions } from "./portal.ts";
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
@@ -38,7 +39,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 const PAGE_CACHE = "no-cache";
 const FILE_CACHE = "public, max-age=31536000, immutable";
 
-export type UiOptions = { isStopping: () => boolean; log: Logger };
+/** `portal`: what the portal's pages (/portal/…, portal.ts) need to read their session; without it they are 404. */
+export type UiOptions = { isStopping: () => boolean; log: Logger; portal?: Omit<PortalOptions, "log"> };
 type Handler = (request: Request) => Response | Promise<Response>;
 
 function answer(request: Request, asset: Asset, cache: string): Response {
@@ -55,7 +57,7 @@ function notFound(): Response {
   return new Response("Not found. The dashboard is at /ui/.\n", { status: 404, headers: { ...SECURITY_HEADERS, "content-type": "text/plain;charset=utf-8" } });
 }
 
-/** The dashboard's handler, for requests to /ui and below (http/server.ts `isUiPath`). */
+/** The dashboard's handler, for requests to /ui and below and to the portal (http/server.ts `isUiPath`). */
 export function uiHandler(options: UiOptions): Handler {
   let loading: Promise<Assets> | null = null;
   const assets = () => (loading ??= loadAssets(page).catch((error) => {
@@ -83,8 +85,14 @@ export function uiHandler(options: UiOptions): Handler {
     return answer(request, loaded.index, PAGE_CACHE);
   }
 
+  const portal = options.portal ? portalHandler({ ...options.portal, log: options.log }, assets) : null;
+
   return (request) => {
     const { path, search } = splitUrl(request.url);
+    if (path.startsWith("/portal")) {
+      if (options.isStopping()) return errorResponse(503, "The service is shutting down.", undefined, { "retry-after": "5" });
+      return portal ? portal(request) : notFound();
+    }
     if (path === "/ui") return new Response(null, { status: 308, headers: { ...SECURITY_HEADERS, location: `/ui/${search}` } });
     return serveUi(request);
   };

@@ -40,7 +40,8 @@ async function makeWorld(proto: Proto): Promise<World> {
   const message = (await call("POST", `/v1/queues/${queue.id}/messages`, { name: "m", data: { n: 1 } })).message.id;
   const key = (await call("POST", "/v1/api_keys", { name: `walk-${tag}` })).id;
   const org = (await call("GET", "/v1/events?limit=1")).events[0].client.id;
-  return { queue_id: queue.id, schema_id: queue.schema_id, listener_id: listener, message_id: message, api_key_id: key, api_client_id: org, notify };
+  const session = (await fanout.call(proto, "POST", "/v1/portal_sessions", { body: { queue_id: queue.id } })).body.portal_session.id;
+  return { queue_id: queue.id, schema_id: queue.schema_id, listener_id: listener, message_id: message, api_key_id: key, api_client_id: org, portal_session_id: session, notify };
 }
 
 type Sent = { method: string; path: string; outcome: Outcome };

@@ -18,7 +18,7 @@ export function random(seed: number): () => number {
   };
 }
 
-export type KeyKind = "owner" | "other" | "scoped" | "none" | "garbage";
+export type KeyKind = "owner" | "other" | "scoped" | "portal" | "none" | "garbage";
 export type Case = {
   method: string;
   target: string; // path and query, placeholders unfilled
@@ -35,7 +35,7 @@ export type Case = {
 export const BUN_UNKNOWN_METHODS = new Set(["FOO", "get"]);
 const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"];
 const RARE_METHODS = ["PROPFIND", "TRACE", "QUERY", ...BUN_UNKNOWN_METHODS];
-const KEYS: KeyKind[] = ["owner", "other", "scoped", "none"];
+const KEYS: KeyKind[] = ["owner", "other", "scoped", "portal", "none"];
 
 /** Path parameters: the resources the run made, another organization's, and ids that name nothing. */
 const REAL: Record<string, string[]> = {
@@ -45,6 +45,7 @@ const REAL: Record<string, string[]> = {
   schema_id: ["{schemaId}", "{schemaId}"],
   api_key_id: ["{scopedKeyId}", "{scopedKeyId}"],
   api_client_id: ["{org}", "{org}", "{otherOrg}"],
+  portal_session_id: ["{portalSession}", "{portalSession}", "{otherPortalSession}"],
 };
 const FAKE_IDS = ["q_0000000000000000000", "0", "-1", "1e20", "x".repeat(300), "%00", "%2F", "%zz", "..", "%C3%A9", "a%20b", "%F0%9F%99%82", "null", "%5B%5D", "*"];
 
@@ -72,6 +73,13 @@ export function template(method: string, route: string): Record<string, unknown>
       headers: { "x-token": "t-{n}" }, rate_limit: 50, ordering: "unordered",
     };
   }
+  if (route.endsWith("/portal_sessions")) {
+    return {
+      queue_id: "{queue}", listener_ids: ["{listener}"], can_manage: true, expires_in: 600, allowed_origins: ["https://app.example.com"],
+      branding: { name: "Acme {n}", logo_url: "https://cdn.example.com/logo.png", accent: "#0f766e" }, return_url: "https://app.example.com/back",
+    };
+  }
+  if (route.endsWith("/replay")) return { since: 0, only: "all" };
   if (route.endsWith("/filter_test")) return { filter: { names: ["m-*"] }, message: { name: "m-{n}", data: { n: 1 } } };
   if (route.endsWith("/messages")) return { name: "m-{n}", data: { n: 1, s: "abc" } };
   if (route.endsWith("/messages/:message_id")) return { name: "m-{n}" };
@@ -110,6 +118,7 @@ function body(rnd: () => number, method: string, route: string): string {
     () => JSON.stringify({ ...base, filter: pick(ODD_FILTERS) }),
     () => JSON.stringify({ ...base, headers: pick(ODD_HEADERS) }),
     () => JSON.stringify({ ...base, [pick(["rate_limit", "concurrency", "ordering", "events_queue_id"])]: pick<unknown>([0, -1, 10_001, 257, 1.5, "fifo", "lifo", null, "{queue}", "{otherQueue}", "q_none"]) }),
+    () => JSON.stringify({ ...base, [pick(["expires_in", "allowed_origins", "branding", "listener_ids", "return_url"])]: pick(ODD_PORTAL) }),
   ];
   if (rnd() < 0.01) return JSON.stringify({ name: "big", data: "x".repeat(1_100_000) }); // over the body limit
   return pick(kinds)();
@@ -123,6 +132,12 @@ const ODD_FILTERS: unknown[] = [
   { data: { $not: { $not: { $not: { $not: { $not: { $not: { $not: { $not: { a: 1 } } } } } } } } } }, { data: { a: "x".repeat(9000) } },
   { data: { $and: Array.from({ length: 201 }, (_, i) => ({ [`k${i}`]: i })) } }, { names: ["*a*a*a*a*a*a*a*a*a*"], data: { s: { $contains: "a".repeat(100) } } },
   { data: { __proto__: { a: 1 }, constructor: 1 } }, { extra: 1 },
+];
+/** Values that break a portal session's rules (docs/portal.md) in each field they may land in. */
+const ODD_PORTAL: unknown[] = [
+  59, 86_401, 1e20, -1, [], ["*"], ["http://example.com"], ["https://a.example.com/x"], Array.from({ length: 11 }, (_, i) => `https://a${i}.example.com`),
+  { name: "" }, { name: "x".repeat(61) }, { logo_url: "data:image/png;base64,!!" }, { logo_url: `data:image/png;base64,${"A".repeat(90_000)}` },
+  { accent: "red" }, { accent: "#abc" }, ["{otherListener}"], ["{listener}", "{listener}"], "javascript:alert(1)", "https://", { extra: 1 },
 ];
 const ODD_HEADERS: unknown[] = [
   {}, null, [], "x", { Host: "x" }, { "content-type": "x" }, { "Webhook-Id": "x" }, { "bad name": "x" }, { "x-a": "\u0000" }, { "x-a": "é" },
@@ -181,7 +196,7 @@ export function fuzzCases(seed: number, routes: { method: string; path: string }
   }
   for (const path of EXTRA_PATHS) for (const method of METHODS) cases.push(one(rnd, method, path, path, pick(KEYS)));
   for (const route of routes) {
-    for (let i = 0; i < 20; i++) cases.push(one(rnd, route.method, concrete(rnd, route.path), route.path, pick<KeyKind>(["owner", "owner", "owner", "scoped", "other"]), 0.05));
+    for (let i = 0; i < 20; i++) cases.push(one(rnd, route.method, concrete(rnd, route.path), route.path, pick<KeyKind>(["owner", "owner", "owner", "scoped", "other", "portal"]), 0.05));
   }
   // Hosts come from a stream of their own, so the cases above stay what the seed gave before hosts were fuzzed.
   const hosts = random(seed ^ 0x5bd1e995);

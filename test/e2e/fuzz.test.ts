@@ -55,7 +55,17 @@ async function makeWorld(proto: Proto): Promise<World> {
   const otherListener = (await call("POST", `/v1/queues/${otherQueue}/listeners`, { name: "l", notify_url: notify, liveness_url: notify }, otherKey)).listener.id;
   const org = (await call("GET", "/v1/events?limit=1", undefined)).events[0].client.id;
   const otherOrg = (await call("GET", "/v1/events?limit=1", undefined, otherKey)).events[0].client.id;
-  return { queue, schemaQueue: schemaQueue.id, schemaId: schemaQueue.schema_id, listener, message, scopedKeyId: scoped.id, scopedKey: scoped.api_key, otherQueue, otherListener, org, otherOrg, notify };
+  const session = async (body: unknown, key?: string) => {
+    const reply = await fanout.call(proto, "POST", "/v1/portal_sessions", { body, key: key ?? fanout.key });
+    if (reply.status !== 201) throw new Error(`setup portal session: ${reply.status} ${reply.text}`);
+    return reply.body.portal_session;
+  };
+  const portal = await session({ queue_id: queue, listener_ids: [listener] });
+  const otherPortalSession = (await session({ queue_id: otherQueue }, otherKey)).id;
+  return {
+    queue, schemaQueue: schemaQueue.id, schemaId: schemaQueue.schema_id, listener, message, scopedKeyId: scoped.id, scopedKey: scoped.api_key, otherQueue,
+    otherListener, org, otherOrg, notify, portalSession: portal.id, portalToken: portal.url.split("#")[1], otherPortalSession,
+  };
 }
 
 let counter = 0;
@@ -68,7 +78,7 @@ function fill(text: string, world: World): string {
 }
 
 function keyOf(kind: KeyKind, world: World): string | undefined {
-  return { owner: fanout.key, other: otherKey, scoped: world.scopedKey, none: undefined, garbage: "fo_" + "z".repeat(40) }[kind];
+  return { owner: fanout.key, other: otherKey, scoped: world.scopedKey, portal: world.portalToken, none: undefined, garbage: "fo_" + "z".repeat(40) }[kind];
 }
 
 /** Sends one case; `refused` when node:http2 will not send it (the client does not let you). */

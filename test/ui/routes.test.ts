@@ -95,6 +95,15 @@ for (const mode of ["source", "binary"] as const) {
       expect(redirect.headers.get("location")).toBe("/ui/?next=1");
     });
 
+    test("a portal's page is the dashboard's page, sent without X-Frame-Options and framed by nobody without a session", async () => {
+      const page = await (await get(fanout, "/ui/")).text();
+      const portal = await get(fanout, "/portal/ps_none");
+      expect(portal.status).toBe(200);
+      expect(await portal.text()).toBe(page);
+      expect(portal.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+      expect(portal.headers.get("x-frame-options")).toBeNull();
+    });
+
     test("only GET and HEAD are answered; the API beside the dashboard is unchanged", async () => {
       const posted = await get(fanout, "/ui/", { "content-type": "application/json" }, "POST");
       expect(posted.status).toBe(405);

@@ -1,6 +1,6 @@
 /**
- * Events older than 24 hours are not kept, nor are Idempotency-Key records (docs/delivery.md, docs/api.md): a timer
- * deletes both. Reads already ignore them, so the sweep only bounds the tables; the store deletes in small
+ * Events older than 24 hours are not kept, nor are Idempotency-Key records (docs/delivery.md, docs/api.md), nor
+ * portal sessions a week after they expired (docs/portal.md): a timer deletes them. Reads already ignore them, so the sweep only bounds the tables; the store deletes in small
  * batches so a large backlog never stalls writers. Instances sharing a PostgreSQL database take turns
  * (`store.leads`): one sweeps, and another takes over within one interval when it dies.
  */
@@ -10,6 +10,7 @@ import type { Logger } from "../../lib/log.ts";
 import { EVENT_RETENTION_MS } from "./service.ts";
 import { StorageUnavailable } from "../../lib/errors.ts";
 import { IDEMPOTENCY_WINDOW_MS } from "../../http/idempotency.ts";
+import { PORTAL_SESSION_RETENTION_MS } from "../portal-sessions/service.ts";
 
 export const SWEEP_EVERY_MS = 60_000;
 
@@ -36,6 +37,13 @@ export function startEventSweep(store: Store, clock: Clock, log: Logger, everyMs
     } catch (e) {
       // As above: lookups ignore expired keys.
       if (!(e instanceof StorageUnavailable)) log.error("sweeping idempotency keys failed", { error: String(e) });
+    }
+    try {
+      const deleted = await store.portalSessions.sweep(clock.now() - PORTAL_SESSION_RETENTION_MS);
+      if (deleted) log.info("swept ended portal sessions", { deleted });
+    } catch (e) {
+      // As above: an ended session's token is refused whether its row is there or not.
+      if (!(e instanceof StorageUnavailable)) log.error("sweeping portal sessions failed", { error: String(e) });
     }
   };
   void sweep();

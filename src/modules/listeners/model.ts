@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t, type TSchema } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { Links, ResourceName } from "../shared-model.ts";
 
@@ -146,3 +146,20 @@ export const SecretResponse = t.Object({
   previous_secret_expires_at: t.Optional(t.Integer({ description: "epoch ms at which the previous secret stops signing" })),
   _links: Links,
 });
+
+const Nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Null()]);
+
+const ListenerDelivery = t.Object({
+  message: t.Object({ id: t.String(), name: Nullable(t.String()), created_at: t.Integer({ description: "epoch ms" }) }),
+  state: t.Union([t.Literal("pending"), t.Literal("sending"), t.Literal("acknowledged"), t.Literal("missed")]),
+  attempts: t.Integer({ description: "attempts made in this cycle so far" }),
+  next_attempt_at: Nullable(t.Integer({ description: "epoch ms" })),
+  last_status: Nullable(t.Integer({ description: "HTTP status of the last attempt" })),
+  last_error: Nullable(t.String({ description: "why the last attempt failed without a status" })),
+  cycle: t.Integer({ description: "1 for the publish's delivery; each redelivery or replay starts the next" }),
+  updated_at: t.Integer({ description: "epoch ms of the last change" }),
+});
+export const ListenerDeliveryListResponse = t.Object(
+  { deliveries: t.Array(ListenerDelivery), _links: Links },
+  { description: "newest message first; each message's attempts are at GET …/messages/{m}/attempts" },
+);

@@ -6,7 +6,7 @@ import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
 import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
 import { makeTargetPolicy, type TargetPolicy } from "../../delivery/egress.ts";
-import type { Listener, ListenerLine, ListenerSecrets } from "../../store/index.ts";
+import type { Listener, ListenerDelivery, ListenerLine, ListenerSecrets } from "../../store/index.ts";
 import * as m from "./model.ts";
 import * as service from "./service.ts";
 import { testFilter } from "./filter-test.ts";
@@ -51,6 +51,17 @@ function secretView(origin: string, queueId: string, id: string, s: ListenerSecr
   return { secret: s.current, previous_secret: s.previous, previous_secret_expires_at: s.previousUntil, _links };
 }
 
+const deliveryView = (d: ListenerDelivery) => ({
+  message: { id: d.message.id, name: d.message.name, created_at: d.message.createdAt },
+  state: d.state,
+  attempts: d.attempts,
+  next_attempt_at: d.nextAttemptAt,
+  last_status: d.lastStatus,
+  last_error: d.lastError,
+  cycle: d.cycle,
+  updated_at: d.updatedAt,
+});
+
 /** Lists are filtered by the service to what the key may read. */
 function listRoutes(deps: Deps) {
   return moduleRoutes("listeners")
@@ -77,6 +88,21 @@ function listRoutes(deps: Deps) {
         return { listeners: items.map(fullListener), _links };
       },
       { query: ListQuery, response: m.ListenerListResponse, detail: { summary: "List the listeners of all queues", tags } },
+    )
+    .get(
+      "/queues/:queue_id/listeners/:listener_id/deliveries",
+      async ({ auth, params, query, origin, request, set }) => {
+        const page = pageOf(query);
+        const { items, total } = await service.listenerDeliveries(deps, auth, params.queue_id, params.listener_id, page);
+        Object.assign(set.headers, pagingHeaders(request, origin, page, total));
+        const self = `${listenerPath(params.queue_id, params.listener_id)}/deliveries`;
+        const _links = itemLinks(origin, self, items.map((d) => ({ id: d.message.id, name: null })), (id) => `/queues/${params.queue_id}/messages/${id}`);
+        return { deliveries: items.map(deliveryView), _links };
+      },
+      {
+        params: m.ListenerParams, query: ListQuery, response: m.ListenerDeliveryListResponse,
+        detail: { summary: "List a listener's deliveries, newest message first, with their state, attempts and last answer", tags },
+      },
     );
 }
 

@@ -101,14 +101,19 @@ export async function createListener(deps: Deps, policy: TargetPolicy, auth: Aut
 }
 
 /**
- * A queue's listeners are one resource: the key must cover the queue, else 403. Only the list across queues
- * (`queueId` absent) is filtered to what the key may read.
+ * A queue's listeners are one resource: the key must cover the queue, else 403. The list shows what the key may
+ * read: for a key that covers the queue, all of them; for a portal token, its session's.
  */
 export async function listListeners(deps: Deps, auth: Auth, queueId: string | undefined, page: Page) {
-  const list = queueId === undefined
-    ? await deps.store.listeners.list(auth.orgId, { visible: visibleTo(auth.key, "listeners") }, page)
-    : (requireScope(auth.key, "listeners", "read", [queueId]), await deps.store.listeners.list(auth.orgId, { queueId, visible: "all" }, page));
+  if (queueId !== undefined) requireScope(auth.key, "listeners", "read", [queueId]);
+  const list = await deps.store.listeners.list(auth.orgId, { queueId, visible: visibleTo(auth.key, "listeners") }, page);
   return { ...list, items: list.items.map((l) => presented(auth, l)) };
+}
+
+/** The listener's deliveries, newest message first: what its receiver was sent, and how each went. */
+export async function listenerDeliveries(deps: Deps, auth: Auth, queueId: string, id: string, page: Page) {
+  requireScope(auth.key, "listeners", "read", [queueId, id]);
+  return deps.store.listeners.deliveries(auth.orgId, queueId, id, page);
 }
 
 export async function getListener(deps: Deps, auth: Auth, queueId: string, id: string): Promise<Listener> {

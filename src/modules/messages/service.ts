@@ -1,7 +1,7 @@
 import type { Deps } from "../../http/context.ts";
 import type { Auth } from "../../http/auth.ts";
-import { requireScope, visibleTo } from "../../http/scopes.ts";
-import { AppError, SchemaChanged, tooLarge, unprocessable } from "../../lib/errors.ts";
+import { messageReach, requireScope, visibleTo } from "../../http/scopes.ts";
+import { AppError, SchemaChanged, forbidden, notFound, tooLarge, unprocessable } from "../../lib/errors.ts";
 import type { Message, Page, PublishedMessage, Queue } from "../../store/index.ts";
 import { validateData } from "../schemas/message-schema.ts";
 import type { QueueCache } from "./queue-cache.ts";
@@ -78,18 +78,31 @@ export async function listMessages(deps: Deps, auth: Auth, queueId: string | und
   return deps.store.messages.list(auth.orgId, { queueId, visible: "all" }, page);
 }
 
+/**
+ * What of a message a portal token sees (docs/portal.md): its deliveries and attempts to the session's listeners;
+ * a message that went to none of them is unknown to it (404).
+ */
+function reached<T extends { listenerId: string }>(reach: ((listenerId: string) => boolean) | null, items: T[]): T[] {
+  if (!reach) return items;
+  const mine = items.filter((d) => reach(d.listenerId));
+  if (mine.length === 0) throw notFound("The message");
+  return mine;
+}
+
 export async function getMessage(deps: Deps, auth: Auth, queueId: string, id: string) {
-  requireScope(auth.key, "messages", "read", [queueId, id]);
+  const reach = messageReach(auth.key, "read", queueId, id);
   const [message, deliveries] = await Promise.all([
     deps.store.messages.get(auth.orgId, queueId, id),
     deps.store.messages.deliveries(auth.orgId, queueId, id),
   ]);
-  return { message, deliveries };
+  return { message, deliveries: reached(reach, deliveries) };
 }
 
 export async function messageAttempts(deps: Deps, auth: Auth, queueId: string, id: string) {
-  requireScope(auth.key, "messages", "read", [queueId, id]);
-  return deps.store.messages.attempts(auth.orgId, queueId, id);
+  const reach = messageReach(auth.key, "read", queueId, id);
+  if (reach) reached(reach, await deps.store.messages.deliveries(auth.orgId, queueId, id));
+  const attempts = await deps.store.messages.attempts(auth.orgId, queueId, id);
+  return reach ? attempts.filter((a) => reach(a.listenerId)) : attempts;
 }
 
 /** Only the name is mutable: given, it replaces; null removes it; absent (or no body) keeps it. */
@@ -101,9 +114,16 @@ export async function renameMessage(deps: Deps, auth: Auth, queueId: string, id:
 
 /** The listeners named (all of the message's when none are): 422 for an empty list. */
 export async function redeliver(deps: Deps, auth: Auth, queueId: string, id: string, body: { listeners?: string[] }, now: number): Promise<number> {
-  requireScope(auth.key, "messages", "write", [queueId, id]);
+  const reach = messageReach(auth.key, "write", queueId, id);
   if (body.listeners?.length === 0) throw unprocessable("Name at least one listener, or send no list to redeliver to all.", [{ path: "/listeners", message: "must not be empty" }]);
-  const n = await deps.store.messages.redeliver(auth.orgId, queueId, id, body.listeners ?? null, now, auth.actor);
+  let listeners = body.listeners ?? null;
+  if (reach) {
+    // A portal token redelivers to its session's listeners only: all of those the message went to by default.
+    const mine = reached(reach, await deps.store.messages.deliveries(auth.orgId, queueId, id)).map((d) => d.listenerId);
+    if (listeners?.some((l) => !reach(l))) throw forbidden("This portal session reaches only its own listeners.");
+    listeners ??= mine;
+  }
+  const n = await deps.store.messages.redeliver(auth.orgId, queueId, id, listeners, now, auth.actor);
   if (n > 0) nudge(deps);
   return n;
 }

@@ -15,6 +15,7 @@ import { deliveryStore } from "./deliveries.ts";
 import { changeFeed } from "./changes.ts";
 import { lockoutStore } from "./lockouts.ts";
 import { idempotencyStore } from "./idempotency.ts";
+import { portalSessionStore } from "./portal-sessions.ts";
 import { storeGauges } from "./gauges.ts";
 import { guarded } from "./errors.ts";
 import type { Conn } from "./shared.ts";
@@ -54,7 +55,7 @@ export type PostgresStore = Store & {
 
 /** fanout's tables, which compact rewrites (the database may hold others'). */
 const TABLES = ["orgs", "api_keys", "queues", "listeners", "messages", "deliveries", "attempts", "events", "event_keys",
-  "auth_failures", "replays", "idempotency_keys", "readiness"];
+  "auth_failures", "replays", "idempotency_keys", "readiness", "portal_sessions", "portal_session_listeners"];
 
 /**
  * Connects (a wrong URL or a server that is down throws DatabaseUnreachable, client.ts), migrates under the
@@ -93,6 +94,7 @@ export async function openPostgresStore(location: string, options: PostgresOptio
     events: w(eventStore(db)),
     deliveries,
     idempotency: w(idempotencyStore(conn)),
+    portalSessions: w(portalSessionStore(conn)),
     checkWritable: (now) => checkWritable(now).catch((e) => watchedError(e, outage)),
     gauges: storeGauges(client),
     async backup() {

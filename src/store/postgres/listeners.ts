@@ -1,5 +1,5 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
-import { deliveries, listeners, replays } from "./schema.ts";
+import { and, asc, desc, eq, inArray } from "drizzle-orm";
+import { deliveries, listeners, messages, portalSessionListeners, replays } from "./schema.ts";
 import { countReplayable, windowSeqs } from "./replays.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn } from "./shared.ts";
 import { lookupId } from "./text.ts";
@@ -8,7 +8,7 @@ import { findQueue } from "./queues.ts";
 import type { PgDb, PgTx } from "./client.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { lineOf, filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toSecrets } from "../rows.ts";
+import { lineOf, filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toListenerDelivery, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, r.missed);
@@ -31,6 +31,8 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         const queue = await findQueue(tx, orgId, queueId);
         const row = newListener(orgId, queueId, input, now);
         await unique(taken(input.name), () => tx.insert(listeners).values(row));
+        // Made through a portal session: the session reaches it from now on (docs/portal.md).
+        if (actor.portalSession) await tx.insert(portalSessionListeners).values({ sessionId: actor.portalSession, listenerId: row.id });
         const listener = toListener(await findRow(tx, orgId, queueId, row.id));
         await recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener });
         return listener;
@@ -92,6 +94,24 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
           await recordEvent(tx, orgId, "listener_replayed", now, actor, { queue, listener: row });
         });
         return count;
+      }),
+    deliveries: (orgId, queueId, id, page) =>
+      guarded(async () => {
+        const listener = await findRow(db, orgId, queueId, id);
+        const where = eq(deliveries.listenerSeq, listener.seq);
+        const rows = await db
+          .select({
+            messageId: messages.id, messageName: messages.name, messageCreatedAt: messages.createdAt, state: deliveries.state,
+            attempts: deliveries.attempt, nextAttemptAt: deliveries.nextAttemptAt, lastStatus: deliveries.lastStatus,
+            lastError: deliveries.lastError, cycle: deliveries.cycle, updatedAt: deliveries.updatedAt,
+          })
+          .from(deliveries)
+          .innerJoin(messages, eq(messages.seq, deliveries.messageSeq))
+          .where(where)
+          .orderBy(desc(deliveries.messageSeq)) // the (listener_seq, message_seq) index, read backwards
+          .limit(page.limit)
+          .offset(page.offset);
+        return { items: rows.map(toListenerDelivery), total: await countOf(db, deliveries, where) };
       }),
     secrets: (orgId, queueId, id, now) => guarded(async () => toSecrets(await findRow(db, orgId, queueId, id), now)),
     rotateSecret: (orgId, queueId, id, secret, previousUntil, now, actor) =>

@@ -80,6 +80,18 @@ export function messageStore({ db, write }: Conn, publish: (p: Publish) => Promi
           .where(eq(deliveries.messageSeq, row.seq))
           .orderBy(desc(attempts.id));
       }),
+    received: (orgId, queueId, listenerIds, limit) =>
+      guarded(async () => {
+        await findQueue(db, orgId, queueId);
+        const chosen = listenerIds === null ? undefined : inArray(listeners.id, listenerIds.map(lookupId));
+        const seqs = await db.select({ seq: listeners.seq }).from(listeners).where(and(eq(listeners.queueId, queueId), chosen));
+        // Each listener's newest through its (listener_seq, message_seq) index, merged here: one scan per listener.
+        const per = await Promise.all(seqs.map((l) =>
+          db.select({ s: deliveries.messageSeq }).from(deliveries).where(eq(deliveries.listenerSeq, l.seq)).orderBy(desc(deliveries.messageSeq)).limit(limit)));
+        const found = [...new Set(per.flat().map((r) => r.s))].sort((a, b) => b - a).slice(0, limit);
+        if (found.length === 0) return [];
+        return (await db.select().from(messages).where(inArray(messages.seq, found)).orderBy(desc(messages.seq))).map(toMessage);
+      }),
     rename: (orgId, queueId, id, name, now, actor) =>
       write(async (tx) => {
         const queue = await findQueue(tx, orgId, queueId);

@@ -4,10 +4,12 @@ import m0 from "../../../drizzle/postgres/0000_stormy_terrax.sql" with { type: "
 import m1 from "../../../drizzle/postgres/0001_cascade_triggers.sql" with { type: "text" };
 import m2 from "../../../drizzle/postgres/0002_listener_subscriptions.sql" with { type: "text" };
 import m3 from "../../../drizzle/postgres/0003_listener_pace.sql" with { type: "text" };
+import m4 from "../../../drizzle/postgres/0004_portal_sessions.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stormy_terrax", when: 1795622960767, sql: m0 },
   { tag: "0001_cascade_triggers", when: 1795654494521, sql: m1 },
   { tag: "0002_listener_subscriptions", when: 1795823804667, sql: m2 },
   { tag: "0003_listener_pace", when: 1795828842374, sql: m3 },
+  { tag: "0004_portal_sessions", when: 1795830018390, sql: m4 },
 ];

@@ -272,3 +272,41 @@ export const readiness = pgTable("readiness", {
   id: integer("id").primaryKey(),
   checkedAt: ms("checked_at").notNull(),
 });
+
+/**
+ * Portal sessions (docs/portal.md), as on SQLite: the token kept only as its SHA-256, a revoked or expired row
+ * kept until the sweep so the portal page can still show its return link.
+ */
+export const portalSessions = pgTable(
+  "portal_sessions",
+  {
+    seq: seq("seq"),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
+    queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    // True: every listener of the queue, present and future; false: those in portal_session_listeners.
+    allListeners: boolean("all_listeners").notNull(),
+    canManage: boolean("can_manage").notNull(),
+    // A JSON array of origins that may frame the page.
+    allowedOrigins: text("allowed_origins").notNull(),
+    brandName: text("brand_name"),
+    brandLogo: text("brand_logo"),
+    brandAccent: text("brand_accent"),
+    returnUrl: text("return_url"),
+    createdAt: ms("created_at").notNull(),
+    expiresAt: ms("expires_at").notNull(),
+    revokedAt: ms("revoked_at"),
+  },
+  (t) => [index("portal_sessions_org").on(t.orgId, t.seq), index("portal_sessions_expiry").on(t.expiresAt)],
+);
+
+/** The listeners a portal session reaches when it names them; one made through the session joins it. */
+export const portalSessionListeners = pgTable(
+  "portal_session_listeners",
+  {
+    sessionId: text("session_id").notNull().references(() => portalSessions.id, { onDelete: "cascade" }),
+    listenerId: text("listener_id").notNull().references(() => listeners.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ name: "portal_session_listeners_pk", columns: [t.sessionId, t.listenerId] }), index("portal_session_listeners_listener").on(t.listenerId)],
+);

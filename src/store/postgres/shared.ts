@@ -47,7 +47,7 @@ export type EventRefs = {
   queue?: { id: string; name: string } | null;
   listener?: { id: string; name: string } | null;
   message?: { id: string; name: string | null } | null;
-  /** The portal session that made the change, when the caller holds a portal token. */
+  /** The portal session the change concerns; by default the one whose token made it (the actor's). */
   portalSession?: { id: string } | null;
   /** Fields of the event's own type (a liveness change's `from` and `to`). */
   details?: Record<string, unknown> | null;
@@ -57,16 +57,18 @@ export type EventRefs = {
  * The usage event of a write, inside the write's transaction; call it last, just before the commit. It moves the
  * organization's event key (events.ts) and holds that row's lock until the commit, so keys grow in commit order;
  * it also publishes the event to the organization's events queue (event-writes.ts). `apiKey` defaults to the
- * calling key.
+ * calling key (none for a portal token).
  */
 export async function recordEvent(tx: PgTx, orgId: string, type: string, now: number, actor: Actor | null, refs: EventRefs): Promise<void> {
   // Every write records its event here, in its own transaction: so the request's Idempotency-Key commits with it.
   await claimKey(tx, orgId, actor, now);
-  const key = refs.apiKey !== undefined ? refs.apiKey : actor ? { id: actor.keyId, name: actor.keyName } : null;
+  const key = refs.apiKey !== undefined ? refs.apiKey : actor && !actor.portalSession ? { id: actor.keyId, name: actor.keyName } : null;
+  // A portal token is no key: its changes name the session instead (docs/portal.md).
+  const portalSession = refs.portalSession !== undefined ? refs.portalSession : actor?.portalSession ? { id: actor.portalSession } : null;
   await writeEvent(drizzleExec(tx), {
     orgId, type, apiKey: key, queue: refOf(refs.queue), listener: refOf(refs.listener),
     message: refs.message ? { id: refs.message.id, name: refs.message.name } : null,
-    portalSession: refs.portalSession ?? null, details: refs.details ?? null,
+    portalSession, details: refs.details ?? null,
   }, now);
 }
 

@@ -9,6 +9,7 @@ import { messageStore } from "./messages.ts";
 import { eventStore } from "./events.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { deliveryStore } from "./deliveries.ts";
+import { portalSessionStore } from "./portal-sessions.ts";
 import type { Store } from "../index.ts";
 import { connect } from "./conn.ts";
 import { startCheckpoints } from "./checkpoints.ts";
@@ -81,6 +82,7 @@ export function openSqliteStore(location: string, options: SqliteOptions): Sqlit
     events: eventStore(conn),
     deliveries: deliveryStore(sqlite),
     idempotency: idempotencyStore(conn),
+    portalSessions: portalSessionStore(conn),
     checkWritable,
     async compact() {
       // Rewrites the file without its free pages; it holds the write lock throughout (commands.ts runs it only

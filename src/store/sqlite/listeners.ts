@@ -1,12 +1,12 @@
-import { and, asc, eq } from "drizzle-orm";
-import { listenerFilters, listeners, replays } from "./schema.ts";
+import { and, asc, desc, eq } from "drizzle-orm";
+import { deliveries, listenerFilters, listeners, messages, portalSessionListeners, replays } from "./schema.ts";
 import { countReplayable, windowSeqs } from "./replays.ts";
 import { unique, recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue } from "./queues.ts";
 import { fannedOutUpTo, lastMessageSeq } from "./fanout.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Listener, ListenerStore } from "../index.ts";
-import { lineOf, filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toSecrets } from "../rows.ts";
+import { lineOf, filterChanged, listenerChanges, listenerNameTaken as taken, newListener, toListener as rowToListener, toListenerDelivery, toSecrets } from "../rows.ts";
 
 type Row = typeof listeners.$inferSelect;
 const toListener = (r: Row): Listener => rowToListener(r, JSON.parse(r.missed));
@@ -47,6 +47,8 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         // It receives the messages published after this commit (fanout.ts).
         const row = { ...newListener(orgId, queueId, input, now), fromSeq: lastMessageSeq(tx) };
         unique(taken(input.name), () => tx.insert(listeners).values(row).run());
+        // Made through a portal session: the session reaches it from now on (docs/portal.md).
+        if (actor.portalSession) tx.insert(portalSessionListeners).values({ sessionId: actor.portalSession, listenerId: row.id }).run();
         const listener = toListener(findRow(tx, orgId, queueId, row.id));
         recordEvent(tx, orgId, "listener_added", now, actor, { queue, listener });
         return listener;
@@ -105,6 +107,24 @@ export function listenerStore({ db, write }: Conn): ListenerStore {
         recordEvent(tx, orgId, "listener_replayed", now, actor, { queue, listener: row });
       });
       return count;
+    },
+    async deliveries(orgId, queueId, id, page) {
+      const listener = findRow(db, orgId, queueId, id);
+      const where = eq(deliveries.listenerSeq, listener.seq);
+      const rows = db
+        .select({
+          messageId: messages.id, messageName: messages.name, messageCreatedAt: messages.createdAt, state: deliveries.state,
+          attempts: deliveries.attempt, nextAttemptAt: deliveries.nextAttemptAt, lastStatus: deliveries.lastStatus,
+          lastError: deliveries.lastError, cycle: deliveries.cycle, updatedAt: deliveries.updatedAt,
+        })
+        .from(deliveries)
+        .innerJoin(messages, eq(messages.seq, deliveries.messageSeq))
+        .where(where)
+        .orderBy(desc(deliveries.messageSeq)) // the (listener_seq, message_seq) index, read backwards
+        .limit(page.limit)
+        .offset(page.offset)
+        .all();
+      return { items: rows.map(toListenerDelivery), total: countOf(db, deliveries, where) };
     },
     async secrets(orgId, queueId, id, now) {
       return toSecrets(findRow(db, orgId, queueId, id), now);

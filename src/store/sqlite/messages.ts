@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, lt } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt } from "drizzle-orm";
 import { messages, deliveries, listeners, attempts } from "./schema.ts";
 import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue, queueOfWrite } from "./queues.ts";
@@ -134,6 +134,16 @@ export function messageStore({ db, write }: Conn): MessageStore {
         .where(eq(deliveries.messageSeq, row.seq))
         .orderBy(desc(attempts.id))
         .all();
+    },
+    async received(orgId, queueId, listenerIds, limit) {
+      findQueue(db, orgId, queueId);
+      const chosen = listenerIds === null ? undefined : inArray(listeners.id, [...listenerIds]);
+      const seqs = db.select({ seq: listeners.seq }).from(listeners).where(and(eq(listeners.queueId, queueId), chosen)).all();
+      // Each listener's newest through its (listener_seq, message_seq) index, merged here: one scan per listener.
+      const newest = db.$client.query<{ s: number }, [number, number]>("SELECT message_seq AS s FROM deliveries WHERE listener_seq = ? ORDER BY message_seq DESC LIMIT ?");
+      const found = [...new Set(seqs.flatMap((l) => newest.all(l.seq, limit).map((r) => r.s)))].sort((a, b) => b - a).slice(0, limit);
+      if (found.length === 0) return [];
+      return db.select().from(messages).where(inArray(messages.seq, found)).orderBy(desc(messages.seq)).all().map(toMessage);
     },
     async rename(orgId, queueId, id, name, now, actor) {
       return write((tx) => {

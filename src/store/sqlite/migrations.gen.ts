@@ -7,6 +7,7 @@ import m3 from "../../../drizzle/0003_stale_blue_marvel.sql" with { type: "text"
 import m4 from "../../../drizzle/0004_rare_lily_hollister.sql" with { type: "text" };
 import m5 from "../../../drizzle/0005_listener_subscriptions.sql" with { type: "text" };
 import m6 from "../../../drizzle/0006_listener_pace.sql" with { type: "text" };
+import m7 from "../../../drizzle/0007_portal_sessions.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_brainy_star_brand", when: 1795325134372, sql: m0 },
@@ -16,4 +17,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0004_rare_lily_hollister", when: 1795621120126, sql: m4 },
   { tag: "0005_listener_subscriptions", when: 1795826190572, sql: m5 },
   { tag: "0006_listener_pace", when: 1795829033262, sql: m6 },
+  { tag: "0007_portal_sessions", when: 1795830016946, sql: m7 },
 ];

@@ -7,7 +7,7 @@
  * publish transaction, and lists are ordered by `seq` so paging is stable.
  */
 import { sql } from "drizzle-orm";
-import { sqliteTable, text, integer, blob, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { sqliteTable, text, integer, blob, index, uniqueIndex, primaryKey } from "drizzle-orm/sqlite-core";
 
 export const orgs = sqliteTable("orgs", {
   id: text("id").primaryKey(),
@@ -277,3 +277,42 @@ export const readiness = sqliteTable("readiness", {
   id: integer("id").primaryKey(),
   checkedAt: integer("checked_at").notNull(),
 });
+
+/**
+ * Portal sessions (docs/portal.md): a link an organization hands its customer, reaching some listeners of one
+ * queue. The token is kept only as its SHA-256. A revoked or expired row stays until the sweep, so the portal
+ * page can still show its return link.
+ */
+export const portalSessions = sqliteTable(
+  "portal_sessions",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull().unique(),
+    orgId: text("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
+    queueId: text("queue_id").notNull().references(() => queues.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    // True: every listener of the queue, present and future; false: those in portal_session_listeners.
+    allListeners: integer("all_listeners", { mode: "boolean" }).notNull(),
+    canManage: integer("can_manage", { mode: "boolean" }).notNull(),
+    // A JSON array of origins that may frame the page.
+    allowedOrigins: text("allowed_origins").notNull(),
+    brandName: text("brand_name"),
+    brandLogo: text("brand_logo"),
+    brandAccent: text("brand_accent"),
+    returnUrl: text("return_url"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("portal_sessions_org").on(t.orgId, t.seq), index("portal_sessions_expiry").on(t.expiresAt)],
+);
+
+/** The listeners a portal session reaches when it names them; one made through the session joins it. */
+export const portalSessionListeners = sqliteTable(
+  "portal_session_listeners",
+  {
+    sessionId: text("session_id").notNull().references(() => portalSessions.id, { onDelete: "cascade" }),
+    listenerId: text("listener_id").notNull().references(() => listeners.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.listenerId] }), index("portal_session_listeners_listener").on(t.listenerId)],
+);

@@ -46,7 +46,7 @@ export type EventRefs = {
   queue?: { id: string; name: string } | null;
   listener?: { id: string; name: string } | null;
   message?: { id: string; name: string | null } | null;
-  /** The portal session that made the change, when the caller holds a portal token. */
+  /** The portal session the change concerns; by default the one whose token made it (the actor's). */
   portalSession?: { id: string } | null;
   /** Fields of the event's own type (a liveness change's `from` and `to`). */
   details?: Record<string, unknown> | null;
@@ -54,13 +54,15 @@ export type EventRefs = {
 
 /**
  * The usage event of a write, inside the write's transaction, and the message it makes on the organization's
- * events queue (events-queue.ts). `apiKey` defaults to the calling key. Its key (stored_at, id) comes from
+ * events queue (events-queue.ts). `apiKey` defaults to the calling key (none for a portal token). Its key (stored_at, id) comes from
  * `nextEventKey`, which keeps it growing in commit order for paging.
  */
 export function recordEvent(tx: Raw, orgId: string, type: string, now: number, actor: Actor | null, refs: EventRefs): void {
   // Every write records its event here, in its own transaction: so the request's Idempotency-Key commits with it.
   claimKey(tx, orgId, actor, now);
-  const key = refs.apiKey !== undefined ? refs.apiKey : actor ? { id: actor.keyId, name: actor.keyName } : null;
+  const key = refs.apiKey !== undefined ? refs.apiKey : actor && !actor.portalSession ? { id: actor.keyId, name: actor.keyName } : null;
+  // A portal token is no key: its changes name the session instead (docs/portal.md).
+  const portalSession = refs.portalSession !== undefined ? refs.portalSession : actor?.portalSession ? { id: actor.portalSession } : null;
   const { id, storedAt } = nextEventKey(tx, orgId, now);
   const details = refs.details ? JSON.stringify(refs.details) : null;
   // Every write records one: plain SQL through bun:sqlite's statement cache keeps it off the publish profile.
@@ -71,11 +73,11 @@ export function recordEvent(tx: Raw, orgId: string, type: string, now: number, a
     )
     .run(id, orgId, type, storedAt, key?.id ?? null, key?.name ?? null, refs.queue?.id ?? null, refs.queue?.name ?? null,
       refs.listener?.id ?? null, refs.listener?.name ?? null, refs.message?.id ?? null, refs.message?.name ?? null,
-      refs.portalSession?.id ?? null, details);
+      portalSession?.id ?? null, details);
   if (type === "message_added") return; // never mirrored: not even a look at the organization on the publish path
   mirrorEvent(tx, {
     id, type, storedAt, orgId, apiKey: key, queue: refs.queue ?? null, listener: refs.listener ? { id: refs.listener.id, name: refs.listener.name } : null,
-    message: refs.message ? { id: refs.message.id, name: refs.message.name } : null, portalSession: refs.portalSession ?? null, details: refs.details ?? null,
+    message: refs.message ? { id: refs.message.id, name: refs.message.name } : null, portalSession, details: refs.details ?? null,
   }, now);
 }
 

@@ -5,8 +5,13 @@
 import { h, type ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 
-export const BASE = "/ui";
+/** Where the app's paths live: /ui for the dashboard, /portal/<session id> for a portal (setBase). */
+let BASE = "/ui";
 const listeners = new Set<() => void>();
+
+export function setBase(base: string): void {
+  BASE = base;
+}
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   const url = `${BASE}${to}`;

@@ -4,16 +4,28 @@
  */
 import { useEffect, useState } from "preact/hooks";
 
-const STORAGE = "fanout.apiKey";
+/** The portal keeps its token under a name of its own (setStorageName), apart from a dashboard key. */
+let STORAGE = "fanout.apiKey";
 const listeners = new Set<() => void>();
 /** Why the sign-in ended, when the server ended it (a key refused with 401 while in use). */
 let endedBecause: string | null = null;
 
+/** The key while storage is blocked (some browsers block it in a frame of another site): this page only. */
+let memory: string | null = null;
+
 function read(): string | null {
   try {
-    return sessionStorage.getItem(STORAGE);
+    return sessionStorage.getItem(STORAGE) ?? memory;
   } catch {
-    return null; // storage blocked by the browser: the person signs in again on each load
+    return memory; // storage blocked by the browser: the person signs in again on each load
+  }
+}
+
+function store(change: (s: Storage) => void): void {
+  try {
+    change(sessionStorage);
+  } catch {
+    // blocked: the key is kept in `memory` alone
   }
 }
 
@@ -21,15 +33,21 @@ function changed(): void {
   for (const listener of listeners) listener();
 }
 
+export function setStorageName(name: string): void {
+  STORAGE = name;
+}
+
 export const session = {
   key: read,
   signIn(key: string): void {
-    sessionStorage.setItem(STORAGE, key);
+    memory = key;
+    store((s) => s.setItem(STORAGE, key));
     endedBecause = null;
     changed();
   },
   signOut(reason: string | null = null): void {
-    sessionStorage.removeItem(STORAGE);
+    memory = null;
+    store((s) => s.removeItem(STORAGE));
     endedBecause = reason;
     changed();
   },

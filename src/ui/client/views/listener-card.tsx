@@ -2,6 +2,7 @@
  * One listener: liveness, pause state, what it receives and its headers, its pace and order (with the head of a
  * FIFO listener's line), counters and missed messages, with pause/resume, settings, replay and delete.
  */
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { call, enc } from "../lib/api.ts";
 import { count, plural } from "../lib/format.ts";
@@ -36,10 +37,13 @@ export type Listener = {
 };
 
 type CardProps = { queue: Queue; listener: Listener; onChange: () => void };
+/** `manage` false hides the actions (a view-only portal); `children` go below them (the portal's panels). */
+type CardOptions = { manage?: boolean; children?: ComponentChildren };
 /** `pace`: acknowledged per second between the last two polls (null until measured); `line`: a FIFO listener's. */
 type Measured = { pace?: number | null; line?: Line };
 
-export function ListenerCard({ queue, listener: l, onChange, pace, line }: CardProps & Measured) {
+export function ListenerCard(props: CardProps & CardOptions & Measured) {
+  const { queue, listener: l, onChange, manage = true, children, pace, line } = props;
   const paused = l.enabled === false;
   return (
     <article class={`card listener ${paused ? "listener-paused" : ""}`} data-listener={l.name}>
@@ -67,7 +71,8 @@ export function ListenerCard({ queue, listener: l, onChange, pace, line }: CardP
       <HeadOfLine queueId={queue.id} listener={l} line={line} />
       <Stats listener={l} />
       <Missed queue={queue} listener={l} />
-      <Actions queue={queue} listener={l} onChange={onChange} />
+      {manage && <Actions queue={queue} listener={l} onChange={onChange} />}
+      {children}
     </article>
   );
 }

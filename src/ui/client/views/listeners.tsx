@@ -67,7 +67,7 @@ async function linesOf(path: string, listeners: Listener[]): Promise<Map<string,
   return lines;
 }
 
-function AddListener({ queue, onAdded }: { queue: Queue; onAdded: () => void }) {
+export function AddListener({ queue, onAdded }: { queue: Queue; onAdded: () => void }) {
   const [form, setForm] = useState({ name: "", notify_url: "", liveness_url: "" });
   const action = useAction();
   const [draft, setDraft] = useState(EMPTY_DRAFT);
