@@ -34,7 +34,7 @@ export function memoryKb(pid: number): { rssKb: number; hwmKb: number } | undefi
 
 type ThreadTicks = Map<number, { name: string; seconds: number }>;
 
-function threadTicks(pid: number): ThreadTicks {
+export function threadTicks(pid: number): ThreadTicks {
   const out: ThreadTicks = new Map();
   let tids: string[] = [];
   try {
@@ -74,6 +74,36 @@ export function cpuMeter(pid: number | undefined, perThread = false): () => CpuR
     }
     threads.sort((a, b) => b.percent - a.percent);
     return { percent, threads };
+  };
+}
+
+export type ThreadCpu = {
+  mainSeconds: number; // the API thread: the main thread, tid == pid
+  workerSeconds: number; // the delivery worker
+  otherWorkerSeconds: number; // the other threads named Worker (the checkpoint thread)
+  totalSeconds: number; // the whole process
+  workerTid: number | undefined;
+};
+
+/**
+ * CPU per thread of fanout over a workload. The delivery worker and the checkpoint thread are both Bun Workers,
+ * named "Worker" alike, and which starts first is the code's choice, not a contract: over a workload of
+ * deliveries the delivery worker is the one that used the most CPU (it sends every delivery; the checkpoint thread
+ * copies pages and answers scrapes, a small fraction of that), so the busiest "Worker" is taken as it.
+ */
+export function threadCpuMeter(pid: number): () => ThreadCpu {
+  const before = threadTicks(pid);
+  const total0 = cpuSeconds(pid);
+  return () => {
+    const used = [...threadTicks(pid)].map(([tid, t]) => ({ tid, name: t.name, seconds: t.seconds - (before.get(tid)?.seconds ?? 0) }));
+    const workers = used.filter((t) => t.name === "Worker").sort((a, b) => b.seconds - a.seconds);
+    return {
+      mainSeconds: used.find((t) => t.tid === pid)?.seconds ?? 0,
+      workerSeconds: workers[0]?.seconds ?? 0,
+      otherWorkerSeconds: workers.slice(1).reduce((n, t) => n + t.seconds, 0),
+      totalSeconds: cpuSeconds(pid) - total0,
+      workerTid: workers[0]?.tid,
+    };
   };
 }
 
