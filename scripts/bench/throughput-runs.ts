@@ -25,6 +25,7 @@ export type Ingest = { load: Load; peakKb: number };
 export type EndToEnd = { rate: number | null; published: number; delivered: number; expected: number; cpu: ThreadCpu; peakKb: number };
 export type Step = {
   rate: number; pass: boolean; reasons: string[]; published: number; achieved: number; backlog: number;
+  keptUp: number; // msg/s whose deliveries had all arrived when publishing ended
   delivered: number; expected: number; timing: Timing; publishP99: number | null; peakKb: number;
 };
 
@@ -125,7 +126,8 @@ export async function stepRun(ctx: Ctx, bin: Bin, listeners: number, rate: numbe
     const timing = await ctx.receivers.timing();
     await ctx.receivers.time(false);
     const peakKb = await s.stop();
-    return judge({ rate, published, achieved: load.okPerSec, backlog, delivered, expected: published * listeners, timing,
+    const keptUp = Math.min(load.okPerSec, receivedAtEnd / listeners / ctx.plan.throughput.stepSeconds);
+    return judge({ rate, published, achieved: load.okPerSec, backlog, keptUp, delivered, expected: published * listeners, timing,
       publishP99: load.p99, peakKb }, load.failures, listeners);
   } catch (e) {
     await ctx.receivers.time(false);
