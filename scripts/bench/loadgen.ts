@@ -44,10 +44,12 @@ async function finish(child: ReturnType<typeof spawnChild>, started: number): Pr
   return { out: child.output(), cpu };
 }
 
-export async function runWrk(t: Target, script: string, connections: number, seconds: number): Promise<Load> {
+/** `stop` ends the run early: wrk stops on SIGINT and still prints its figures, for the time it ran. */
+export async function runWrk(t: Target, script: string, connections: number, seconds: number, stop?: AbortSignal): Promise<Load> {
   const args = ["wrk", "-t", String(WRK_THREADS), "-c", String(connections), "-d", `${seconds}s`, "--timeout", "10s", "--latency", "-s", script, t.url];
   const started = performance.now();
   const child = spawnChild(args, { ttlMs: (seconds + 20) * 1000 });
+  stop?.addEventListener("abort", () => child.proc.kill("SIGINT"));
   const { out, cpu } = await finish(child, started);
   if (child.proc.exitCode !== 0) throw new Error(`wrk failed (${child.proc.exitCode}):\n${out}`);
   return { ...parseWrk(out), clientCpu: cpu, raw: out };

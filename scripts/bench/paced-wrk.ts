@@ -60,9 +60,11 @@ end
 `);
 }
 
-/** `rate` messages a second for `seconds` over `connections` connections; wrk's own latency is publish → 200. */
-export async function publishAtRate(dir: string, t: Omit<Target, "bodyFile">, rate: number, seconds: number, connections: number): Promise<Load> {
+/** `rate` messages a second for `seconds` over `connections` connections, or until `stop`; wrk's own latency is
+ * publish → 200. */
+export async function publishAtRate(dir: string, t: Omit<Target, "bodyFile">, rate: number, seconds: number, connections: number,
+  stop?: AbortSignal): Promise<Load> {
   const script = join(dir, "paced.lua");
   pacedScript(script, t.key, rate);
-  return runWrk({ ...t, bodyFile: "" }, script, connections, seconds);
+  return runWrk({ ...t, bodyFile: "" }, script, connections, seconds, stop);
 }

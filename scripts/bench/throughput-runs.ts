@@ -27,6 +27,7 @@ export type Step = {
   rate: number; pass: boolean; reasons: string[]; published: number; achieved: number; backlog: number;
   keptUp: number; // msg/s whose deliveries had all arrived when publishing ended
   delivered: number; expected: number; timing: Timing; publishP99: number | null; peakKb: number;
+  stopped?: string; // why the step was stopped before its time
 };
 
 const CONNECTIONS = 64;
@@ -35,6 +36,7 @@ const CONNECTIONS = 64;
 const PACED_CONNECTIONS = 128;
 export const MAX_P99_MS = 1000;
 const MIN_ACHIEVED = 0.97; // of the rate asked: below, the server did not take the messages at that pace
+const LATE_SHARE_STOP = 0.02; // of a step's deliveries already over 1 s late: twice what its p99 allows
 
 let serial = 0;
 
@@ -104,17 +106,48 @@ async function publishedTotal(url: string): Promise<number> {
   return total;
 }
 
+/**
+ * Publishes at `rate` while watching the receivers. Every delivery due (by the schedule) before the last second
+ * and not arrived yet is already more than 1 s late: once those are over 2 % of the step's deliveries (and over a
+ * second of traffic, a margin for the schedule's start), its p99 cannot come in under 1 s however the rest goes,
+ * and the step is stopped there.
+ */
+async function publishWatched(ctx: Ctx, url: string, rate: number, listeners: number) {
+  const seconds = ctx.plan.throughput.stepSeconds;
+  const perSecond = rate * listeners;
+  const stop = new AbortController();
+  const started = performance.now();
+  let watching = true;
+  let late = 0;
+  const watch = (async () => {
+    while (watching && !stop.signal.aborted) {
+      await Bun.sleep(1000);
+      const elapsed = (performance.now() - started) / 1000;
+      late = perSecond * (elapsed - 1) - (await ctx.receivers.stats()).count;
+      if (watching && late > Math.max(LATE_SHARE_STOP * seconds, 1) * perSecond) stop.abort();
+    }
+  })();
+  try {
+    const load = await publishAtRate(ctx.dir, { url, key: BENCH_KEY }, rate, seconds, PACED_CONNECTIONS, stop.signal);
+    const elapsed = (performance.now() - started) / 1000;
+    return { load, seconds: Math.min(seconds, elapsed), stopped: stop.signal.aborted ? `stopped after ${elapsed.toFixed(0)} s, ${Math.round(late)} deliveries over 1 s late` : undefined };
+  } finally {
+    watching = false;
+    await watch;
+  }
+}
+
 export async function stepRun(ctx: Ctx, bin: Bin, listeners: number, rate: number): Promise<Step> {
   const s = await serve(ctx, bin, `${rate}/s to ${plural(listeners)}`, listeners);
   try {
     await ctx.receivers.time(true);
-    const load = await publishAtRate(ctx.dir, { url: s.url, key: BENCH_KEY }, rate, ctx.plan.throughput.stepSeconds, PACED_CONNECTIONS);
+    const { load, seconds, stopped } = await publishWatched(ctx, s.url, rate, listeners);
     // Arrivals first, then the count published, so a delivery that lands in between cannot hide backlog.
     const receivedAtEnd = (await ctx.receivers.stats()).count;
     let published = await publishedTotal(s.server.url);
     const backlog = published * listeners - receivedAtEnd;
     let delivered = receivedAtEnd;
-    if (backlog < rate * listeners) {
+    if (!stopped && backlog < rate * listeners) {
       // Requests cut off in flight when wrk stopped may commit after the first read of the counter.
       for (let expected = -1; expected !== published * listeners; published = await publishedTotal(s.server.url)) {
         expected = published * listeners;
@@ -126,9 +159,9 @@ export async function stepRun(ctx: Ctx, bin: Bin, listeners: number, rate: numbe
     const timing = await ctx.receivers.timing();
     await ctx.receivers.time(false);
     const peakKb = await s.stop();
-    const keptUp = Math.min(load.okPerSec, receivedAtEnd / listeners / ctx.plan.throughput.stepSeconds);
+    const keptUp = Math.min(load.okPerSec, receivedAtEnd / listeners / seconds);
     return judge({ rate, published, achieved: load.okPerSec, backlog, keptUp, delivered, expected: published * listeners, timing,
-      publishP99: load.p99, peakKb }, load.failures, listeners);
+      publishP99: load.p99, peakKb, stopped }, load.failures, listeners);
   } catch (e) {
     await ctx.receivers.time(false);
     await s.stop();
@@ -137,7 +170,7 @@ export async function stepRun(ctx: Ctx, bin: Bin, listeners: number, rate: numbe
 }
 
 function judge(s: Omit<Step, "pass" | "reasons">, failures: number, listeners: number): Step {
-  const reasons: string[] = [];
+  const reasons: string[] = s.stopped ? [s.stopped] : [];
   if (failures > 0) reasons.push(`${failures} publishes failed`);
   if (s.achieved < MIN_ACHIEVED * s.rate) reasons.push(`published ${Math.round(s.achieved)}/s`);
   if (s.backlog >= s.rate * listeners) reasons.push(`${s.backlog} deliveries behind when publishing ended`);
