@@ -48,6 +48,7 @@ const rate = (x: number | null | undefined) => (x == null ? "—" : Math.round(x
 const apiUs = (e: EndToEnd) => (e.published > 0 ? (e.cpu.mainSeconds * 1e6) / e.published : null);
 const workerUs = (e: EndToEnd) => (e.delivered > 0 ? (e.cpu.workerSeconds * 1e6) / e.delivered : null);
 const processUs = (e: EndToEnd) => (e.delivered > 0 ? (e.cpu.totalSeconds * 1e6) / e.delivered : null);
+const kernelUs = (seconds: number, count: number) => `of which ${count > 0 ? ((seconds * 1e6) / count).toFixed(1) : "—"} µs in the kernel`;
 
 /** Each listener count's search starts from that binary's median end-to-end rate, in messages a second. */
 async function searchRates(ctx: Ctx, results: Results[]): Promise<void> {
@@ -86,7 +87,10 @@ export async function throughputSection(ctx: Ctx): Promise<void> {
     searches: Object.fromEntries(LISTENER_COUNTS.map((n) => [n, searches[n] && { estimate: searches[n]!.estimate, tried: searches[n]!.tried }])) })) };
 }
 
-type Spec = { name: string; unit: Unit; pick: (r: Round) => number | null; ratioTarget?: number; target?: Target; note: string };
+type Spec = {
+  name: string; unit: Unit; pick: (r: Round) => number | null; ratioTarget?: number; target?: Target; note: string;
+  detail?: (r: Round) => string; // about the round shown, for the current binary
+};
 
 /** Index of the median of the known values (ties and gaps aside), 0 when none is known. */
 function medianIndex(values: (number | null)[]): number {
@@ -104,7 +108,8 @@ function roundsFigure(cur: Results, cmp: Results | undefined, s: Spec): Figure {
   const rounds = ratios ? `ratios by round ${ratios.map((r) => r?.toFixed(2) ?? "—").join(", ")}` : `rounds ${a.map((v) => show(v, s.unit)).join(", ")}`;
   const target = cmp && s.ratioTarget !== undefined ? { kind: "ratio>=" as const, value: s.ratioTarget } : s.target;
   return figure({ section: SECTION, name: s.name, unit: s.unit, value: a[i] ?? null, baseline: b?.[i] ?? null,
-    baselineName: cmp ? "the --compare binary, same rounds" : "(no --compare)", target, note: `${s.note}; ${rounds}` });
+    baselineName: cmp ? "the --compare binary, same rounds" : "(no --compare)", target,
+    note: [s.note, cur.rounds[i] && s.detail?.(cur.rounds[i]!), rounds].filter(Boolean).join("; ") });
 }
 
 function stepsText(search: RateSearch | null): string {
@@ -160,9 +165,10 @@ function figures(ctx: Ctx, cur: Results, cmp: Results | undefined): Figure[] {
     roundsFigure(cur, cmp, { name: "ingest HTTP/1.1 no TLS, 10 listeners", unit: "msg/s", pick: (r) => r.ingest10.load.okPerSec, ratioTarget: 1.2, note: ingestNote }),
     roundsFigure(cur, cmp, { name: "ingest HTTP/1.1 no TLS, 1 listener", unit: "msg/s", pick: (r) => r.ingest1.load.okPerSec, ratioTarget: 1.0, note: ingestNote }),
     roundsFigure(cur, cmp, { name: "API thread CPU per publish", unit: "µs", pick: (r) => apiUs(r.e2e10), target: { kind: "<=", value: 24 },
-      note: `${threads}: the main thread's ÷ publishes; ${tick(n)}` }),
+      note: `${threads}: the main thread's ÷ publishes; ${tick(n)}`, detail: (r) => kernelUs(r.e2e10.cpu.mainSystemSeconds, r.e2e10.published) }),
     roundsFigure(cur, cmp, { name: "delivery worker CPU per delivery", unit: "µs", pick: (r) => workerUs(r.e2e10), target: { kind: "<=", value: 22 },
-      note: `${threads}: the busiest thread named Worker ÷ deliveries; ${tick(n * 10)}` }),
+      note: `${threads}: the busiest thread named Worker ÷ deliveries; ${tick(n * 10)}`,
+      detail: (r) => kernelUs(r.e2e10.cpu.workerSystemSeconds, r.e2e10.delivered) }),
     roundsFigure(cur, cmp, { name: "process CPU per delivery, all threads", unit: "µs", pick: (r) => processUs(r.e2e10),
       note: `${threads}, the whole process ÷ deliveries (API, worker, checkpoint, JIT and GC threads)` }),
     peakFigure(cur, cmp),
