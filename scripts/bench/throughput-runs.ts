@@ -4,10 +4,11 @@
  * listeners whose receivers answer 204:
  *   ingest      wrk, 64 connections, as fast as the server answers (after a warm-up): msg/s
  *   end to end  N publishes (h2load --h1, 64 connections, as fast as it can), timed from the first publish until
- *               the receivers have all N × listeners; the per-thread CPU of that fixed workload
+ *               the receivers have all N × listeners; the per-thread CPU of that fixed workload. After a warm-up
+ *               of N/20 publishes, all delivered.
  *   step        publishing at a fixed rate (paced-wrk.ts); it passes when every delivery arrives, the p99 of
  *               publish → received is under 1 s, and the deliveries not yet received when publishing ends are
- *               under one second of traffic
+ *               under one second of traffic. After a warm-up at half the rate, all delivered.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -18,7 +19,7 @@ import { publishAtRate } from "./paced-wrk.ts";
 import { wallMs } from "./payload.ts";
 import { threadCpuMeter, type ThreadCpu } from "./proc-stats.ts";
 import type { Timing } from "./receiver-client.ts";
-import { measureIngest } from "./sections/ingest.ts";
+import { measureIngest, wrkWarmup } from "./sections/ingest.ts";
 
 export type Bin = { name: string; path: string };
 export type Ingest = { load: Load; peakKb: number };
@@ -36,6 +37,8 @@ const CONNECTIONS = 64;
 const PACED_CONNECTIONS = 128;
 export const MAX_P99_MS = 1000;
 const MIN_ACHIEVED = 0.97; // of the rate asked: below, the server did not take the messages at that pace
+const WARMUP_SHARE = 0.05; // of an end-to-end run's messages
+const WARMUP_RATE = 0.5; // of a step's rate, for the warm-up's whole seconds
 const LATE_SHARE_STOP = 0.02; // of a step's deliveries already over 1 s late: twice what its p99 allows
 
 let serial = 0;
@@ -62,6 +65,32 @@ async function serve(ctx: Ctx, bin: Bin, run: string, listeners: number) {
 
 const plural = (n: number) => `${n} listener${n > 1 ? "s" : ""}`;
 
+/**
+ * Waits until every delivery of what the server has committed (its counter less `base`) has arrived. Requests cut
+ * off in flight when wrk stopped may commit after a read of the counter, so it is read again after each wait
+ * until it no longer moves.
+ */
+async function settle(ctx: Ctx, url: string, listeners: number, base: number) {
+  let published = (await publishedTotal(url)) - base;
+  for (;;) {
+    const arrivals = await ctx.receivers.waitFor(published * listeners, ctx.plan.stallMs);
+    const again = (await publishedTotal(url)) - base;
+    if (!arrivals.complete || again === published) return { published, delivered: arrivals.count, complete: arrivals.complete };
+    published = again;
+  }
+}
+
+/** A fresh process runs its first requests cold (JIT tiers, page cache): traffic before the measured part, every
+ * delivery of it arrived, and the receivers' counts cleared, so a run starts warm with nothing behind. Returns
+ * the messages it published. */
+async function warmUp(ctx: Ctx, url: string, listeners: number, publish: () => Promise<unknown>): Promise<number> {
+  await publish();
+  const warm = await settle(ctx, url, listeners, 0);
+  if (!warm.complete) throw new Error(`warm-up: ${warm.delivered} of ${warm.published * listeners} deliveries arrived`);
+  await ctx.receivers.reset();
+  return warm.published;
+}
+
 export async function ingestRun(ctx: Ctx, bin: Bin, listeners: number, meter: boolean): Promise<Ingest> {
   const s = await serve(ctx, bin, `ingest ${plural(listeners)}`, listeners);
   let load: Load;
@@ -81,10 +110,12 @@ export async function endToEndRun(ctx: Ctx, bin: Bin, listeners: number, meter: 
   const s = await serve(ctx, bin, run, listeners);
   try {
     const target = { url: s.url, key: BENCH_KEY, bodyFile: ctx.bodyFile };
+    const burst = (count: number) => runH2load(target, { clients: CONNECTIONS, streams: 1, count, h1: true });
+    await warmUp(ctx, s.server.url, listeners, () => burst(Math.ceil(messages * WARMUP_SHARE)));
     const cpu = threadCpuMeter(s.server.pid);
     const done = meter ? meterCpu(ctx, `throughput ${bin.name}: ${run}`, s.server.pid) : undefined;
     const startedAt = wallMs();
-    const pub = await runH2load(target, { clients: CONNECTIONS, streams: 1, count: messages, h1: true });
+    const pub = await burst(messages);
     const published = messages - pub.failures;
     const arrivals = await ctx.receivers.waitFor(published * listeners, ctx.plan.stallMs);
     const threads = cpu();
@@ -140,22 +171,16 @@ async function publishWatched(ctx: Ctx, url: string, rate: number, listeners: nu
 export async function stepRun(ctx: Ctx, bin: Bin, listeners: number, rate: number): Promise<Step> {
   const s = await serve(ctx, bin, `${rate}/s to ${plural(listeners)}`, listeners);
   try {
+    const paced = { url: s.url, key: BENCH_KEY };
+    const warm = await warmUp(ctx, s.server.url, listeners, () => publishAtRate(ctx.dir, paced, rate * WARMUP_RATE, wrkWarmup(ctx), PACED_CONNECTIONS));
     await ctx.receivers.time(true);
     const { load, seconds, stopped } = await publishWatched(ctx, s.url, rate, listeners);
     // Arrivals first, then the count published, so a delivery that lands in between cannot hide backlog.
     const receivedAtEnd = (await ctx.receivers.stats()).count;
-    let published = await publishedTotal(s.server.url);
+    let published = (await publishedTotal(s.server.url)) - warm;
     const backlog = published * listeners - receivedAtEnd;
     let delivered = receivedAtEnd;
-    if (!stopped && backlog < rate * listeners) {
-      // Requests cut off in flight when wrk stopped may commit after the first read of the counter.
-      for (let expected = -1; expected !== published * listeners; published = await publishedTotal(s.server.url)) {
-        expected = published * listeners;
-        const arrivals = await ctx.receivers.waitFor(expected, ctx.plan.stallMs);
-        delivered = arrivals.count;
-        if (!arrivals.complete) break;
-      }
-    }
+    if (!stopped && backlog < rate * listeners) ({ published, delivered } = await settle(ctx, s.server.url, listeners, warm));
     const timing = await ctx.receivers.timing();
     await ctx.receivers.time(false);
     const peakKb = await s.stop();
