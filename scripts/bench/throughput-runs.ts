@@ -202,7 +202,7 @@ function judge(s: Omit<Step, "pass" | "reasons">, failures: number, listeners: n
   if (failures > 0) reasons.push(`${failures} publishes failed`);
   if (s.achieved < MIN_ACHIEVED * s.rate) reasons.push(`published ${Math.round(s.achieved)}/s`);
   if (s.backlog >= s.rate * listeners) reasons.push(`${s.backlog} deliveries behind when publishing ended`);
-  else if (s.delivered < s.expected) reasons.push(`${s.expected - s.delivered} deliveries never arrived`);
+  else if (!s.stopped && s.delivered < s.expected) reasons.push(`${s.expected - s.delivered} deliveries never arrived`);
   if (s.timing.count < Math.min(s.delivered, s.expected)) reasons.push(`only ${s.timing.count} deliveries carried a publish time`);
   if (s.timing.p99 === null || s.timing.p99 >= MAX_P99_MS) reasons.push(`p99 ${s.timing.p99?.toFixed(0) ?? "—"} ms`);
   return { ...s, pass: reasons.length === 0, reasons };
