@@ -9,7 +9,7 @@
  * a replay drains, a million), hostile (publishing beside clients that send deep bodies and backtracking-prone
  * data), metrics (ingest while /metrics is scraped every second), postgres (ingest, fan-out, two instances against
  * PostgreSQL, and the database's CPU for the rows a delivered message needs at least). `--quick` shrinks every size
- * for a smoke check of about a minute and a half.
+ * for a smoke check of under three minutes.
  * Every child process is killed when the bench ends, however it ends; the whole run has a deadline.
  * Needs wrk and h2load (Debian packages wrk, nghttp2-client).
  */
