@@ -46,7 +46,8 @@ let serial = 0;
 /** A fresh server (TLS off) with one queue of `listeners` listeners; stop() notes its peak RSS and removes its files. */
 async function serve(ctx: Ctx, bin: Bin, run: string, listeners: number) {
   const dir = join(ctx.dir, `throughput-${++serial}`);
-  const server: FanoutServer = await startFanout({ binary: bin.path, db: join(dir, "fanout.db"), env: { FANOUT_TLS: "off" }, ttlMs: ctx.plan.deadlineMs });
+  const server: FanoutServer = await startFanout({ binary: bin.path, db: join(dir, "fanout.db"), env: { FANOUT_TLS: "off" },
+    ttlMs: ctx.plan.deadlineMs });
   const stop = async () => {
     const { peakKb } = await server.stop();
     notePeak(ctx, `throughput ${bin.name}: ${run}`, peakKb);
@@ -54,7 +55,8 @@ async function serve(ctx: Ctx, bin: Bin, run: string, listeners: number) {
     return peakKb;
   };
   try {
-    const { queueId } = await makeQueue(server, `throughput-${listeners}`, Array.from({ length: listeners }, (_, i) => ctx.receivers.url(i)));
+    const urls = Array.from({ length: listeners }, (_, i) => ctx.receivers.url(i));
+    const { queueId } = await makeQueue(server, `throughput-${listeners}`, urls);
     await ctx.receivers.reset();
     return { server, url: `${server.url}/v1/queues/${queueId}/messages`, stop };
   } catch (e) {
@@ -96,7 +98,8 @@ export async function ingestRun(ctx: Ctx, bin: Bin, listeners: number, meter: bo
   let load: Load;
   try {
     const target = { url: s.url, key: BENCH_KEY, bodyFile: ctx.bodyFile };
-    load = await measureIngest(ctx, `throughput ${bin.name} ${plural(listeners)}, no TLS`, target, s.server.pid, "h1", ctx.plan.throughput.ingestSeconds, meter);
+    const label = `throughput ${bin.name} ${plural(listeners)}, no TLS`;
+    load = await measureIngest(ctx, label, target, s.server.pid, "h1", ctx.plan.throughput.ingestSeconds, meter);
   } catch (e) {
     await s.stop();
     throw e;
@@ -161,7 +164,8 @@ async function publishWatched(ctx: Ctx, url: string, rate: number, listeners: nu
   try {
     const load = await publishAtRate(ctx.dir, { url, key: BENCH_KEY }, rate, seconds, PACED_CONNECTIONS, stop.signal);
     const elapsed = (performance.now() - started) / 1000;
-    return { load, seconds: Math.min(seconds, elapsed), stopped: stop.signal.aborted ? `stopped after ${elapsed.toFixed(0)} s, ${Math.round(late)} deliveries over 1 s late` : undefined };
+    const stopped = stop.signal.aborted ? `stopped after ${elapsed.toFixed(0)} s, ${Math.round(late)} deliveries over 1 s late` : undefined;
+    return { load, seconds: Math.min(seconds, elapsed), stopped };
   } finally {
     watching = false;
     await watch;
@@ -172,7 +176,8 @@ export async function stepRun(ctx: Ctx, bin: Bin, listeners: number, rate: numbe
   const s = await serve(ctx, bin, `${rate}/s to ${plural(listeners)}`, listeners);
   try {
     const paced = { url: s.url, key: BENCH_KEY };
-    const warm = await warmUp(ctx, s.server.url, listeners, () => publishAtRate(ctx.dir, paced, rate * WARMUP_RATE, wrkWarmup(ctx), PACED_CONNECTIONS));
+    const warmRun = () => publishAtRate(ctx.dir, paced, rate * WARMUP_RATE, wrkWarmup(ctx), PACED_CONNECTIONS);
+    const warm = await warmUp(ctx, s.server.url, listeners, warmRun);
     await ctx.receivers.time(true);
     const { load, seconds, stopped } = await publishWatched(ctx, s.url, rate, listeners);
     // Arrivals first, then the count published, so a delivery that lands in between cannot hide backlog.

@@ -154,7 +154,8 @@ function figures(ctx: Ctx, cur: Results, cmp: Results | undefined): Figure[] {
   const n = ctx.plan.throughput.endToEndMessages;
   const count = n.toLocaleString("en-US");
   const tick = (published: number) => (published > 0 ? `one 10 ms tick is ${(1e4 / published).toFixed(2)} µs` : "");
-  const e2eNote = (l: number) => `${count} publishes (h2load --h1, 64 connections, as fast as it can) until the receivers had all ${(n * l).toLocaleString("en-US")}`;
+  const e2eNote = (l: number) => `${count} publishes (h2load --h1, 64 connections, as fast as it can) until the receivers had all ` +
+    `${(n * l).toLocaleString("en-US")}, after a warm-up of ${(n / 20).toLocaleString("en-US")} all delivered`;
   const ingestNote = `wrk, 64 connections, ${wrkWarmup(ctx)} s warm-up then ${ctx.plan.throughput.ingestSeconds} s`;
   const threads = `threads' CPU from /proc over the ${count} × 10 run`;
   return [
