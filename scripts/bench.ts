@@ -1,14 +1,17 @@
 /**
  * `npm run bench`: measures the compiled dist/fanout on 127.0.0.1 beside same-run baselines and prints one table
  * (and a CPU table as evidence of where time goes); the same figures go to .bench/results.json.
- * Sections: startup (start time, idle memory, size), ingest (HTTP/1.1 and HTTP/2, durability normal and full),
- * fanout (1, 10, 100 listeners: sustained deliveries and publish-to-received delay), filters (100 listeners whose
- * filters each take a tenth of the messages beside 10 without filters), pace (FIFO throughput, rate-limit accuracy,
- * fan-out beside a FIFO and a rate-limited listener), backlog (ingest and drain
- * beside a million held deliveries), recovery (ingest while retention deletes, and while a replay drains, a million),
- * hostile (publishing beside clients that send deep bodies and backtracking-prone
- * data), metrics (ingest while /metrics is scraped every second), postgres (ingest, fan-out, two instances
- * against PostgreSQL, and the database's CPU for the rows a delivered message needs at least). `--quick` shrinks every size for a smoke check under a minute.
+ * Sections: startup (start time, idle memory, size), throughput (the sustained publish-and-deliver rate to 1 and
+ * 10 listeners, end to end and ingest with 10 listeners, CPU per message of the API thread and of the delivery
+ * worker; with --compare <binary>, beside a second binary in alternated rounds), ingest (HTTP/1.1 and HTTP/2,
+ * durability normal and full), fanout (1, 10, 100 listeners: sustained deliveries and publish-to-received delay),
+ * filters (100 listeners whose filters each take a tenth of the messages beside 10 without filters), pace (FIFO
+ * throughput, rate-limit accuracy, fan-out beside a FIFO and a rate-limited listener),
+ * backlog (ingest and drain beside a million held deliveries), recovery (ingest while retention deletes, and while
+ * a replay drains, a million), hostile (publishing beside clients that send deep bodies and backtracking-prone
+ * data), metrics (ingest while /metrics is scraped every second), postgres (ingest, fan-out, two instances against
+ * PostgreSQL, and the database's CPU for the rows a delivered message needs at least). `--quick` shrinks every size
+ * for a smoke check of under three minutes.
  * Every child process is killed when the bench ends, however it ends; the whole run has a deadline.
  * Needs wrk and h2load (Debian packages wrk, nghttp2-client).
  */
@@ -22,6 +25,7 @@ import { Receivers } from "./bench/receiver-client.ts";
 import { log, type Ctx } from "./bench/context.ts";
 import { figure, mb, renderCpu, renderFigures, writeJson } from "./bench/report.ts";
 import { startupSection } from "./bench/sections/startup.ts";
+import { throughputSection } from "./bench/sections/throughput.ts";
 import { ingestSection } from "./bench/sections/ingest.ts";
 import { fanoutSection } from "./bench/sections/fanout.ts";
 import { filtersSection } from "./bench/sections/filters.ts";
@@ -33,14 +37,23 @@ import { metricsSection } from "./bench/sections/metrics.ts";
 import { postgresSection } from "./bench/sections/postgres.ts";
 
 const SECTION_RUNS: Record<Section, (ctx: Ctx) => Promise<void>> = {
-  startup: startupSection, ingest: ingestSection, fanout: fanoutSection, filters: filtersSection, pace: paceSection, backlog: backlogSection, recovery: recoverySection,
-  hostile: hostileSection, metrics: metricsSection, postgres: postgresSection,
+  startup: startupSection, throughput: throughputSection, ingest: ingestSection, fanout: fanoutSection, filters: filtersSection, pace: paceSection, backlog: backlogSection,
+  recovery: recoverySection, hostile: hostileSection, metrics: metricsSection, postgres: postgresSection,
 };
 
-function preflight(binary: string): void {
+function preflight(plan: Plan): void {
   const missing = ["wrk", "h2load", "timeout"].filter((tool) => !Bun.which(tool));
   if (missing.length) throw new Error(`missing ${missing.join(", ")}: apt-get install wrk nghttp2-client`);
-  if (!existsSync(binary)) throw new Error(`${binary} not found: run bun scripts/build.ts first`);
+  if (!existsSync(plan.binary)) throw new Error(`${plan.binary} not found: run bun scripts/build.ts first`);
+  if (plan.compare && !existsSync(plan.compare)) throw new Error(`--compare ${plan.compare} not found`);
+}
+
+/** A private executable copy of `binary` in `dir`. */
+function privateCopy(binary: string, dir: string, name: string): string {
+  const path = join(dir, name);
+  copyFileSync(binary, path);
+  chmodSync(path, 0o755);
+  return path;
 }
 
 /** A bench killed by SIGKILL cannot remove its directory (a backlog database is over 1 GB): the next run does,
@@ -64,9 +77,8 @@ async function setUp(plan: Plan): Promise<Ctx> {
   const dir = mkdtempSync(join(tmpdir(), `fanout-bench-${process.pid}-`));
   trackTempDir(dir);
   // Colleagues rebuild dist/fanout while the bench runs (npm test builds it): measure a private copy.
-  const measured = { ...plan, binary: join(dir, "fanout") };
-  copyFileSync(plan.binary, measured.binary);
-  chmodSync(measured.binary, 0o755);
+  const measured = { ...plan, binary: privateCopy(plan.binary, dir, "fanout"),
+    compare: plan.compare && privateCopy(plan.compare, dir, "fanout-compared") };
   const body = messageBody();
   const bodyFile = join(dir, "body.json");
   writeFileSync(bodyFile, body);
@@ -97,7 +109,7 @@ function publish(ctx: Ctx, plan: Plan, seconds: number, errors: Record<string, s
 async function main(): Promise<number> {
   const plan = parsePlan(process.argv.slice(2));
   const endDeadline = installCleanup(plan.deadlineMs);
-  preflight(plan.binary);
+  preflight(plan);
   const ctx = await setUp(plan);
   const started = performance.now();
   const errors: Record<string, string> = {};

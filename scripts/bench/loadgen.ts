@@ -21,6 +21,7 @@ export type Load = {
 };
 
 export type Target = { url: string; key: string; bodyFile: string };
+export const WRK_THREADS = 2;
 
 /** The Lua script wrk needs to POST a body with headers; written once per run directory. */
 export function wrkScript(dir: string, t: Target): string {
@@ -43,10 +44,12 @@ async function finish(child: ReturnType<typeof spawnChild>, started: number): Pr
   return { out: child.output(), cpu };
 }
 
-export async function runWrk(t: Target, script: string, connections: number, seconds: number): Promise<Load> {
-  const args = ["wrk", "-t", "2", "-c", String(connections), "-d", `${seconds}s`, "--timeout", "10s", "--latency", "-s", script, t.url];
+/** `stop` ends the run early: wrk stops on SIGINT and still prints its figures, for the time it ran. */
+export async function runWrk(t: Target, script: string, connections: number, seconds: number, stop?: AbortSignal): Promise<Load> {
+  const args = ["wrk", "-t", String(WRK_THREADS), "-c", String(connections), "-d", `${seconds}s`, "--timeout", "10s", "--latency", "-s", script, t.url];
   const started = performance.now();
   const child = spawnChild(args, { ttlMs: (seconds + 20) * 1000 });
+  stop?.addEventListener("abort", () => child.proc.kill("SIGINT"));
   const { out, cpu } = await finish(child, started);
   if (child.proc.exitCode !== 0) throw new Error(`wrk failed (${child.proc.exitCode}):\n${out}`);
   return { ...parseWrk(out), clientCpu: cpu, raw: out };
@@ -69,12 +72,14 @@ export function parseWrk(out: string): Omit<Load, "clientCpu"> {
   return { tool: "wrk", okPerSec: (requests - non2xx) / seconds, requests, failures: non2xx + socketErrors, p50: pct("50"), p99: pct("99") };
 }
 
-export type H2Run = { clients: number; streams: number; seconds?: number; warmup?: number; count?: number; logFile?: string };
+/** `h1`: HTTP/1.1 (`--h1`; `streams` is then the requests pipelined on a connection, so 1), as wrk speaks it. */
+export type H2Run = { clients: number; streams: number; seconds?: number; warmup?: number; count?: number; logFile?: string; h1?: boolean };
 
 /** Timed (`seconds` after `warmup`) or counted (`count` requests, used to publish a fixed number of messages). */
 export async function runH2load(t: Target, r: H2Run): Promise<Load> {
   const args = ["h2load", "-t", "2", "-c", String(r.clients), "-m", String(r.streams), "-d", t.bodyFile,
     "-H", "content-type: application/json", "-H", `x-api-key: ${t.key}`];
+  if (r.h1) args.push("--h1");
   if (r.count !== undefined) args.push("-n", String(r.count));
   else args.push("-D", `${Math.round((r.seconds ?? 1) * 1000)}ms`, `--warm-up-time=${Math.round((r.warmup ?? 1) * 1000)}ms`);
   if (r.logFile) args.push(`--log-file=${r.logFile}`);

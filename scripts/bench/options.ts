@@ -1,18 +1,19 @@
 /**
- * Command line and the two sizes of run. The full run is sized to finish within about ten minutes on the 2-core
- * reference machine; --quick is a smoke check under a minute, so its figures are noisy and only show that every
- * part works end to end.
+ * Command line and the two sizes of run. The full run is sized to finish within about seventeen minutes on the
+ * 2-core reference machine (the throughput section six to eight of them, twice that with --compare); --quick is a
+ * smoke check of under three minutes, so its figures are noisy and only show that every part works end to end.
  */
 import { join } from "node:path";
 
-export type Section = "startup" | "ingest" | "fanout" | "filters" | "pace" | "backlog" | "recovery" | "hostile" | "metrics" | "postgres";
-export const SECTIONS: Section[] = ["startup", "ingest", "fanout", "filters", "pace", "backlog", "recovery", "hostile", "metrics", "postgres"];
+export type Section = "startup" | "throughput" | "ingest" | "fanout" | "filters" | "pace" | "backlog" | "recovery" | "hostile" | "metrics" | "postgres";
+export const SECTIONS: Section[] = ["startup", "throughput", "ingest", "fanout", "filters", "pace", "backlog", "recovery", "hostile", "metrics", "postgres"];
 
 export type Plan = {
   quick: boolean;
   sections: Section[];
   out: string;
   binary: string;
+  compare?: string; // --compare: a second binary the throughput section measures in alternated rounds
   deadlineMs: number;
   startups: number; // starts whose time to /healthz gives the median
   ingestRounds: number; // rounds per protocol, each baseline and fanout back to back; the median round is reported
@@ -31,6 +32,17 @@ export type Plan = {
   listenerConcurrency: number;
   postgresRounds: number; // rounds of each PostgreSQL comparison (ingest per protocol, one instance against two)
   postgresFanout: { listeners: number; messages: number };
+  throughput: Throughput;
+};
+
+/** The throughput section's sizes; its time is added to the deadline (twice with --compare). */
+export type Throughput = {
+  rounds: number; // rounds of the ingest and end-to-end runs (each binary once per round, the order alternating)
+  ingestSeconds: number; // measured part of each ingest run, after warmupSeconds
+  endToEndMessages: number; // publishes of the end-to-end runs, to 1 and to 10 listeners
+  stepSeconds: number; // publishing of each step of the sustained-rate search
+  steps: number; // steps of that search, per listener count
+  budgetMs: number; // what the section takes per binary, for the deadline
 };
 
 export const ROOT = join(import.meta.dir, "..", "..");
@@ -51,6 +63,7 @@ const FULL = {
   drainDeliveries: 50_000,
   postgresRounds: 3,
   postgresFanout: { listeners: 10, messages: 10_000 },
+  throughput: { rounds: 3, ingestSeconds: 8, endToEndMessages: 50_000, stepSeconds: 30, steps: 4, budgetMs: 10 * 60_000 },
 };
 
 const QUICK: typeof FULL = {
@@ -67,15 +80,17 @@ const QUICK: typeof FULL = {
   drainDeliveries: 5_000,
   postgresRounds: 1,
   postgresFanout: { listeners: 10, messages: 2_000 },
+  throughput: { rounds: 1, ingestSeconds: 2, endToEndMessages: 5_000, stepSeconds: 3, steps: 2, budgetMs: 90_000 },
 };
 
-const USAGE = `usage: bun scripts/bench.ts [--quick] [--only ${SECTIONS.join(",")}] [--out file] [--binary path]`;
+const USAGE = `usage: bun scripts/bench.ts [--quick] [--only ${SECTIONS.join(",")}] [--out file] [--binary path] [--compare path]`;
 
 export function parsePlan(argv: string[]): Plan {
   let quick = false;
   let sections = SECTIONS;
   let out = join(ROOT, ".bench", "results.json");
   let binary = join(ROOT, "dist", "fanout");
+  let compare: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split(/=(.*)/s, 2) as [string, string | undefined];
     const value = () => inline ?? argv[++i] ?? fail(`${flag} needs a value`);
@@ -83,11 +98,15 @@ export function parsePlan(argv: string[]): Plan {
     else if (flag === "--only") sections = value().split(",").map((s) => (SECTIONS.includes(s as Section) ? (s as Section) : fail(`unknown section ${s}`)));
     else if (flag === "--out") out = value();
     else if (flag === "--binary") binary = value();
+    else if (flag === "--compare") compare = value();
     else if (flag === "--help" || flag === "-h") fail("");
     else fail(`unknown argument ${flag}`);
   }
   const sizes = quick ? QUICK : FULL;
-  return { quick, sections, out, binary, wrkConnections: 64, h2Clients: 4, h2Streams: 32, globalConcurrency: 256, listenerConcurrency: 16, ...sizes };
+  const binaries = compare ? 2 : 1;
+  const deadlineMs = sizes.deadlineMs + (sections.includes("throughput") ? sizes.throughput.budgetMs * binaries : 0);
+  return { quick, sections, out, binary, compare, wrkConnections: 64, h2Clients: 4, h2Streams: 32, globalConcurrency: 256,
+    listenerConcurrency: 16, ...sizes, deadlineMs };
 }
 
 function fail(message: string): never {

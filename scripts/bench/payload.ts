@@ -30,6 +30,21 @@ export function messageBody(): string {
   return text;
 }
 
+/** The field of a timed message that carries its publish time, in µs since the epoch, 16 digits until 2286. */
+export const SENT_FIELD = "sent_us";
+const SENT_DIGITS = 16;
+
+/** The message of the paced runs: the same 1 KiB, with `data.sent_us` first; the publisher writes the 16 digits
+ * between `prefix` and `suffix`, and the receivers find them in the delivery without parsing its JSON. */
+export function timedBody(): { prefix: string; suffix: string } {
+  const make = (note: string) => JSON.stringify({ name: "order.created", data: { [SENT_FIELD]: 10 ** (SENT_DIGITS - 1), ...order(note) } });
+  const bare = make("");
+  const text = make("x".repeat(Math.max(0, BODY_BYTES - bare.length)));
+  const at = text.indexOf(`"${SENT_FIELD}":`) + SENT_FIELD.length + 3;
+  if (text.length !== Math.max(BODY_BYTES, bare.length) || !/^\d{16}[,}]/.test(text.slice(at))) throw new Error("timed payload drifted");
+  return { prefix: text.slice(0, at), suffix: text.slice(at + SENT_DIGITS) };
+}
+
 /** What a listener receives for that message, for the bare-fetch baseline to send the same bytes. */
 export function deliveryBody(id: string): string {
   const { name, data } = JSON.parse(messageBody());

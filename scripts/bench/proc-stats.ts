@@ -18,8 +18,14 @@ function statFields(path: string): string[] | undefined {
 
 /** utime + stime in seconds; fields 14 and 15 of stat, 12 and 13 after the comm field. */
 export function cpuSeconds(pid: number, tid?: number): number {
+  const { user, system } = cpuSplit(pid, tid);
+  return user + system;
+}
+
+/** utime and stime apart, in seconds: system time is the kernel's work for the thread (sockets, files). */
+export function cpuSplit(pid: number, tid?: number): { user: number; system: number } {
   const fields = statFields(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`);
-  return fields ? (Number(fields[11]) + Number(fields[12])) / USER_HZ : 0;
+  return fields ? { user: Number(fields[11]) / USER_HZ, system: Number(fields[12]) / USER_HZ } : { user: 0, system: 0 };
 }
 
 export function memoryKb(pid: number): { rssKb: number; hwmKb: number } | undefined {
@@ -32,9 +38,9 @@ export function memoryKb(pid: number): { rssKb: number; hwmKb: number } | undefi
   }
 }
 
-type ThreadTicks = Map<number, { name: string; seconds: number }>;
+type ThreadTicks = Map<number, { name: string; seconds: number; system: number }>;
 
-function threadTicks(pid: number): ThreadTicks {
+export function threadTicks(pid: number): ThreadTicks {
   const out: ThreadTicks = new Map();
   let tids: string[] = [];
   try {
@@ -49,7 +55,8 @@ function threadTicks(pid: number): ThreadTicks {
     } catch {
       continue; // thread ended while listing
     }
-    out.set(Number(tid), { name, seconds: cpuSeconds(pid, Number(tid)) });
+    const { user, system } = cpuSplit(pid, Number(tid));
+    out.set(Number(tid), { name, seconds: user + system, system });
   }
   return out;
 }
@@ -74,6 +81,42 @@ export function cpuMeter(pid: number | undefined, perThread = false): () => CpuR
     }
     threads.sort((a, b) => b.percent - a.percent);
     return { percent, threads };
+  };
+}
+
+export type ThreadCpu = {
+  mainSeconds: number; // the API thread: the main thread, tid == pid
+  mainSystemSeconds: number; // of which in the kernel
+  workerSeconds: number; // the delivery worker
+  workerSystemSeconds: number;
+  otherWorkerSeconds: number; // the other threads named Worker (the checkpoint thread)
+  totalSeconds: number; // the whole process
+  workerTid: number | undefined;
+};
+
+/**
+ * CPU per thread of fanout over a workload. The delivery worker and the checkpoint thread are both Bun Workers,
+ * named "Worker" alike, and which starts first is the code's choice, not a contract: over a workload of
+ * deliveries the delivery worker is the one that used the most CPU (it sends every delivery; the checkpoint thread
+ * copies pages and answers scrapes, a small fraction of that), so the busiest "Worker" is taken as it.
+ */
+export function threadCpuMeter(pid: number): () => ThreadCpu {
+  const before = threadTicks(pid);
+  const total0 = cpuSeconds(pid);
+  return () => {
+    const used = [...threadTicks(pid)].map(([tid, t]) => ({ tid, name: t.name, seconds: t.seconds - (before.get(tid)?.seconds ?? 0),
+      system: t.system - (before.get(tid)?.system ?? 0) }));
+    const workers = used.filter((t) => t.name === "Worker").sort((a, b) => b.seconds - a.seconds);
+    const main = used.find((t) => t.tid === pid);
+    return {
+      mainSeconds: main?.seconds ?? 0,
+      mainSystemSeconds: main?.system ?? 0,
+      workerSeconds: workers[0]?.seconds ?? 0,
+      workerSystemSeconds: workers[0]?.system ?? 0,
+      otherWorkerSeconds: workers.slice(1).reduce((n, t) => n + t.seconds, 0),
+      totalSeconds: cpuSeconds(pid) - total0,
+      workerTid: workers[0]?.tid,
+    };
   };
 }
 

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { BUN, spawnChild, type Child } from "./procs.ts";
 
 export type ReceiverStats = { count: number; perPort: number[]; first: number | null; last: number | null; at10: number | null; at90: number | null };
+export type Timing = { count: number; p50: number | null; p99: number | null; max: number | null };
 export type Arrivals = ReceiverStats & { expected: number; complete: boolean; stalled: boolean; rate: number | null };
 
 export class Receivers {
@@ -33,6 +34,9 @@ export class Receivers {
   track = (on: boolean) => this.call(`/track?on=${on ? 1 : 0}`, "POST");
   tracked = (): Promise<[string, number][]> => this.call("/tracked");
   stats = (): Promise<ReceiverStats> => this.call("/stats");
+  /** Delays from the publish time a timed message carries (payload.ts timedBody) to its arrival, in ms. */
+  time = (on: boolean) => this.call(`/timing?on=${on ? 1 : 0}`, "POST");
+  timing = (): Promise<Timing> => this.call("/timing");
 
   /** Until `expected` arrivals, or no new arrival for `stallMs` (from the call if none came yet). The rate is
    * taken between the 10th and 90th percentile arrivals, leaving out ramp-up and the tail. */

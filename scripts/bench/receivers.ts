@@ -11,10 +11,13 @@
  *   POST /reset      forget every arrival;  POST /track?on=1|0: also keep (webhook-id, time) of each arrival
  *   GET  /stats      {count, perPort, first, last, at10, at90}: arrival times in wall ms (payload.ts wallMs)
  *   GET  /tracked    [[webhookId, ms], …]
+ *   POST /timing?on=1|0: also keep each arrival's delay from the publish time its body carries (payload.ts
+ *                    timedBody); GET /timing: {count, p50, p99, max} of those delays in ms
  * usage: bun receivers.ts --ports <n> --ttl <ms>; prints `receivers {"ports":[…],"control":<port>}`.
  */
 import { argMap, exitWithParent } from "./child-life.ts";
-import { wallMs } from "./payload.ts";
+import { SENT_FIELD, wallMs } from "./payload.ts";
+import { percentile } from "./stats.ts";
 
 const args = argMap(process.argv.slice(2));
 exitWithParent(Number(args.get("ttl") ?? 900_000));
@@ -25,8 +28,21 @@ let count = 0;
 let perPort: number[] = [];
 let tracking = false;
 let tracked: [string, number][] = [];
+let timing = false;
+let delays: number[] = [];
+const SENT = Buffer.from(`"${SENT_FIELD}":`);
 
-function record(index: number, webhookId: string | null): void {
+/** The publish time is found by a byte search, not a JSON parse, so timing costs the receivers next to nothing. */
+function sentMs(body: ArrayBuffer): number | undefined {
+  const bytes = Buffer.from(body);
+  const at = bytes.indexOf(SENT);
+  if (at < 0) return undefined;
+  let us = 0;
+  for (let i = at + SENT.length; i < bytes.length && bytes[i]! >= 48 && bytes[i]! <= 57; i++) us = us * 10 + bytes[i]! - 48;
+  return us / 1000;
+}
+
+function record(index: number, webhookId: string | null, body: ArrayBuffer): void {
   const t = wallMs();
   if (count === times.length) {
     const bigger = new Float64Array(times.length * 2);
@@ -36,6 +52,8 @@ function record(index: number, webhookId: string | null): void {
   times[count++] = t;
   perPort[index] = (perPort[index] ?? 0) + 1;
   if (tracking && webhookId) tracked.push([webhookId, t]);
+  const sent = timing ? sentMs(body) : undefined;
+  if (sent !== undefined) delays.push(t - sent);
 }
 
 function receiver(index: number) {
@@ -44,8 +62,8 @@ function receiver(index: number) {
     port: 0,
     async fetch(request) {
       if (request.method === "POST") {
-        await request.arrayBuffer(); // a real receiver reads what it is sent
-        record(index, request.headers.get("webhook-id"));
+        const body = await request.arrayBuffer(); // a real receiver reads what it is sent
+        record(index, request.headers.get("webhook-id"), body);
         const delay = /^\/delay\/(\d+)/.exec(new URL(request.url).pathname);
         if (delay) await Bun.sleep(Number(delay[1]));
         return new Response(null, { status: 204 });
@@ -67,7 +85,15 @@ function control(request: Request): Response {
     count = 0;
     perPort = [];
     tracked = [];
+    delays = [];
     return Response.json({ ok: true });
+  }
+  if (url.pathname === "/timing" && request.method === "POST") {
+    timing = url.searchParams.get("on") === "1";
+    return Response.json({ ok: true });
+  }
+  if (url.pathname === "/timing") {
+    return Response.json({ count: delays.length, p50: percentile(delays, 50), p99: percentile(delays, 99), max: percentile(delays, 100) });
   }
   if (url.pathname === "/track") {
     tracking = url.searchParams.get("on") === "1";

@@ -8,7 +8,7 @@ import { dirname } from "node:path";
 import { ratio } from "./stats.ts";
 
 export type Unit = "msg/s" | "deliveries/s" | "ms" | "µs" | "MB" | "s" | "%";
-export type Target = { kind: "ratio>="; value: number } | { kind: "<"; value: number };
+export type Target = { kind: "ratio>="; value: number } | { kind: "<" | "<="; value: number };
 
 export type Figure = {
   section: string;
@@ -30,13 +30,14 @@ export function figure(f: Omit<Figure, "ratio" | "pass">): Figure {
   let pass: boolean | null | undefined;
   if (f.target?.kind === "ratio>=") pass = r === null ? null : r >= f.target.value;
   if (f.target?.kind === "<") pass = f.value === null ? null : f.value < f.target.value;
+  if (f.target?.kind === "<=") pass = f.value === null ? null : f.value <= f.target.value;
   return { ...f, ratio: r, pass };
 }
 
 function num(x: number | null, unit: Unit): string {
   if (x === null || !Number.isFinite(x)) return "—";
   if (unit === "ms") return `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`;
-  if (unit === "µs") return `${x.toFixed(0)} µs`;
+  if (unit === "µs") return `${x < 100 ? x.toFixed(1) : x.toFixed(0)} µs`;
   if (unit === "MB") return `${x.toFixed(1)} MB`;
   if (unit === "%") return `${x.toFixed(0)} %`;
   if (unit === "s") return `${x < 1 ? (x * 1000).toFixed(0) + " ms" : x.toFixed(2) + " s"}`;
@@ -45,7 +46,7 @@ function num(x: number | null, unit: Unit): string {
 
 function targetText(t?: Target): string {
   if (!t) return "";
-  return t.kind === "ratio>=" ? `ratio ≥ ${t.value}` : `< ${t.value}`;
+  return t.kind === "ratio>=" ? `ratio ≥ ${t.value}` : `${t.kind === "<=" ? "≤" : "<"} ${t.value}`;
 }
 
 function passText(f: Figure): string {

@@ -37,7 +37,7 @@ export async function measureIngest(ctx: Ctx, label: string, target: Target, pid
   const metered = () => (meter ? meterCpu(ctx, run, pid, database) : () => undefined);
   if (proto === "h1") {
     const script = wrkScript(ctx.dir, target);
-    await runWrk(target, script, p.wrkConnections, Math.max(1, Math.round(p.warmupSeconds)));
+    await runWrk(target, script, p.wrkConnections, wrkWarmup(ctx));
     const done = metered();
     const load = await runWrk(target, script, p.wrkConnections, seconds);
     done(load.clientCpu);
@@ -49,6 +49,9 @@ export async function measureIngest(ctx: Ctx, label: string, target: Target, pid
   done(load.clientCpu);
   return report(run, load);
 }
+
+/** wrk counts whole seconds. */
+export const wrkWarmup = (ctx: Ctx) => Math.max(1, Math.round(ctx.plan.warmupSeconds));
 
 function report(run: string, load: Load): Load {
   log(`${run}: ${Math.round(load.okPerSec)} msg/s, p50 ${load.p50?.toFixed(2)} ms, p99 ${load.p99?.toFixed(2)} ms, failures ${load.failures}`);
