@@ -40,11 +40,11 @@ type Exchange = {
 /** TLS of a connection: the name the certificate must carry (also sent as SNI); `insecure` and `ca` are for tests. */
 export type TlsTarget = { serverName: string; insecure: boolean; ca?: string };
 
-type Conn = {
+type PooledSocket = {
   key: string;
   tls: TlsTarget | null;
   pool: SocketPool;
-  socket: Socket<Conn> | null;
+  socket: Socket<PooledSocket> | null;
   exchange: Exchange | null;
   pending: Buffer | null; // request bytes the socket did not take yet
   destroyed: boolean;
@@ -60,9 +60,9 @@ export type PoolLimits = { maxIdlePerKey: number; maxIdle: number };
  * recently used idle connection is closed.
  */
 export class SocketPool {
-  private readonly idle = new Map<string, Conn[]>();
+  private readonly idle = new Map<string, PooledSocket[]>();
   /** Every idle connection, least recently used first (a Set iterates in insertion order). */
-  private readonly lru = new Set<Conn>();
+  private readonly lru = new Set<PooledSocket>();
 
   constructor(private readonly limits: PoolLimits = { maxIdlePerKey: 16, maxIdle: 256 }) {}
 
@@ -73,7 +73,7 @@ export class SocketPool {
 
   /** Sends `request` (the whole HTTP/1.1 message) to address:port on a connection kept under `key`. */
   request(key: string, address: string, port: number, tls: TlsTarget | null, request: Buffer, onDone: Exchange["onDone"], onError: Exchange["onError"]): { destroy(): void } {
-    let conn: Conn | undefined;
+    let conn: PooledSocket | undefined;
     const exchange: Exchange = { onDone, onError, request, reader: new ResponseReader(), retry: null, gotBytes: false, ended: false };
     const fresh = () => {
       conn = this.connect(key, address, port, tls, exchange);
@@ -100,7 +100,7 @@ export class SocketPool {
     this.idle.clear();
   }
 
-  private take(key: string): Conn | undefined {
+  private take(key: string): PooledSocket | undefined {
     const list = this.idle.get(key);
     let conn = list?.pop();
     while (conn && (conn.destroyed || !conn.socket)) conn = list!.pop();
@@ -111,7 +111,7 @@ export class SocketPool {
     return conn;
   }
 
-  release(conn: Conn): void {
+  release(conn: PooledSocket): void {
     const list = this.idle.get(conn.key) ?? [];
     if (list.length >= this.limits.maxIdlePerKey) return destroy(conn);
     conn.socket!.timeout(IDLE_SECONDS);
@@ -121,7 +121,7 @@ export class SocketPool {
     if (this.lru.size > this.limits.maxIdle) destroy(this.lru.values().next().value!);
   }
 
-  forget(conn: Conn): void {
+  forget(conn: PooledSocket): void {
     this.lru.delete(conn);
     const list = this.idle.get(conn.key);
     const i = list?.indexOf(conn) ?? -1;
@@ -129,22 +129,22 @@ export class SocketPool {
     if (list?.length === 0) this.idle.delete(conn.key); // keys follow DNS answers: empty ones must not pile up
   }
 
-  private connect(key: string, address: string, port: number, tls: TlsTarget | null, exchange: Exchange): Conn {
-    const conn: Conn = { key, tls, pool: this, socket: null, exchange, pending: null, destroyed: false };
+  private connect(key: string, address: string, port: number, tls: TlsTarget | null, exchange: Exchange): PooledSocket {
+    const conn: PooledSocket = { key, tls, pool: this, socket: null, exchange, pending: null, destroyed: false };
     // The certificate is checked against the URL's name (or literal address) while the socket goes to the checked
     // address; the handshake handler refuses a failed check before a byte of the request is written.
     const options = tls ? { tls: { serverName: tls.serverName, rejectUnauthorized: !tls.insecure, ...(tls.ca ? { ca: tls.ca } : {}) } } : {};
-    Bun.connect<Conn>({ hostname: address, port, data: conn, socket: handlers, ...options }).catch((e) => fail(conn, e));
+    Bun.connect<PooledSocket>({ hostname: address, port, data: conn, socket: handlers, ...options }).catch((e) => fail(conn, e));
     return conn;
   }
 }
 
-function write(conn: Conn, bytes: Buffer): void {
+function write(conn: PooledSocket, bytes: Buffer): void {
   const written = conn.socket!.write(bytes);
   conn.pending = written < bytes.length ? bytes.subarray(Math.max(0, written)) : null;
 }
 
-const handlers: SocketHandler<Conn> = {
+const handlers: SocketHandler<PooledSocket> = {
   open(socket) {
     const conn = socket.data;
     conn.socket = socket;
@@ -196,7 +196,7 @@ const handlers: SocketHandler<Conn> = {
 };
 
 /** The connection ended: the answer if it was read to the close, a retry or an error if it was cut short. */
-function closed(conn: Conn, error: Error | null): void {
+function closed(conn: PooledSocket, error: Error | null): void {
   const exchange = conn.exchange;
   const answer = exchange && !error ? exchange.reader.closed() : null;
   if (answer) return finish(conn, answer);
@@ -211,7 +211,7 @@ function closed(conn: Conn, error: Error | null): void {
   destroy(conn);
 }
 
-function fail(conn: Conn, error: unknown): void {
+function fail(conn: PooledSocket, error: unknown): void {
   const exchange = conn.exchange;
   conn.exchange = null;
   destroy(conn);
@@ -221,7 +221,7 @@ function fail(conn: Conn, error: unknown): void {
   }
 }
 
-function destroy(conn: Conn): void {
+function destroy(conn: PooledSocket): void {
   if (conn.destroyed) return;
   conn.destroyed = true;
   conn.pool.forget(conn);
@@ -229,7 +229,7 @@ function destroy(conn: Conn): void {
 }
 
 /** Answers the exchange; the connection goes back to the pool only after a complete, reusable answer. */
-function finish(conn: Conn, answer: Answer): void {
+function finish(conn: PooledSocket, answer: Answer): void {
   const exchange = conn.exchange!;
   conn.exchange = null;
   if (answer.reusable && conn.pending === null && !exchange.ended) conn.pool.release(conn);

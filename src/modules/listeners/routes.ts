@@ -118,7 +118,7 @@ export function listenerRoutes(deps: Deps) {
 
 /** Reads only: it stores nothing, so it takes read scope and answers 200. */
 function filterTestRoutes(deps: Deps) {
-  return new Elysia({ tags } as any)
+  return moduleRoutes("listeners")
     .use(apiContext(deps))
     .post(
       "/queues/:queue_id/filter_test",
