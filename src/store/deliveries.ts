@@ -31,7 +31,8 @@ export type Lease = { id: number; token: string };
 /**
  * A publish writes its message only; a claim first writes the deliveries of the messages published since the last
  * one, a slice at a time: at most this many messages, and no message past the one that brings the slice's
- * deliveries to FANOUT_ROWS (so the slice holds at most that many plus one message's). A backlog left by a
+ * deliveries to FANOUT_ROWS, counted apart for listeners without a filter and for those a filter judges (so the
+ * slice holds at most twice that many plus two messages'). A backlog left by a
  * stopped worker, or a burst to a queue with many listeners, then never holds the write lock for long; the claim
  * reports `nextDueAt` now while messages remain.
  */

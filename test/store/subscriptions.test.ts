@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { storeBackends } from "./backends.ts";
 import { manualClock } from "../../src/lib/clock.ts";
 import type { Actor, ListenerInput, Queue, Store } from "../../src/store/index.ts";
-import type { ClaimedDelivery, ClaimRequest, Completion, Settlement } from "../../src/store/deliveries.ts";
+import { FANOUT_ROWS, type ClaimedDelivery, type ClaimRequest, type Completion, type Settlement } from "../../src/store/deliveries.ts";
 
 const actor: Actor = { keyId: "key_test", keyName: "test" };
 const request: ClaimRequest = { owner: "w1", leaseMs: 10_000, limit: 500, perListener: 500, busy: new Map() };
@@ -75,6 +75,26 @@ for (const backend of storeBackends()) {
       const m = await publish("b", {});
       expect((await store.messages.deliveries(org, queue.id, m.id)).map((d) => d.listenerId)).toEqual([b.id]);
       expect(a.filter).toEqual({ names: ["a"] });
+    });
+
+    test.if(backend.fansOutInClaims)("a slice holds about FANOUT_ROWS of the deliveries filters take, in message order across queues", async () => {
+      // Queue A: 50 listeners, queue B: 30, each taking a tenth, so a message makes 5 deliveries on A and 3 on B.
+      const other = await store.queues.create(org, { name: "refunds", schema: null, schemaId: null }, clock.now(), actor);
+      for (let i = 0; i < 50; i++) await listener(`a${i}`, { filter: { data: { bucket: i % 10 } } });
+      for (let i = 0; i < 30; i++) await listener(`b${i}`, { filter: { data: { bucket: i % 10 } } }, other);
+      const pairs = FANOUT_ROWS / 8 + 100;
+      const published: string[] = [];
+      for (let n = 0; n < pairs; n++) {
+        published.push((await publish("a", { bucket: n % 10 })).id, (await publish("b", { bucket: n % 10 }, other)).id);
+      }
+      const wide = { ...request, limit: 100_000, perListener: 100_000 };
+      const first = await store.deliveries.claimDue(wide, clock.now());
+      // Counted as the filters took them (not 80 a message), up to the message that brings them to FANOUT_ROWS.
+      expect(first.claimed.length).toBe(FANOUT_ROWS);
+      expect(first.nextDueAt).toBe(clock.now());
+      const messages = [...new Set(first.claimed.map((c) => c.message.id))];
+      expect(messages.sort()).toEqual(published.slice(0, FANOUT_ROWS / 4).sort());
+      expect((await store.deliveries.claimDue(wide, clock.now())).claimed.length).toBe(pairs * 8 - FANOUT_ROWS);
     });
 
     test("a changed filter applies to messages published after it, even those still waiting for their fan-out", async () => {

@@ -24,6 +24,8 @@ const ALLOWED_SCANS: Record<string, RegExp> = {
   // The head of a FIFO line: one row, found through deliveries_line.
   fifoHead: /^SCAN \(subquery-\d+\)$/,
   pruneFilters: /^SCAN listener_filters/,
+  // The one-row CTE that bounds the slice to its chunk.
+  fanoutUpTo: /^SCAN chunk$/,
   listenersWithDue: /^SCAN l$/,
   releaseOwner: /^SCAN deliveries USING INDEX deliveries_lease$/,
   releaseAll: /^SCAN deliveries USING INDEX deliveries_lease$/,
@@ -36,7 +38,8 @@ const MUST_USE: Record<string, string> = {
   resume: "deliveries_listener_due",
   rescue: "deliveries_lease",
   heldTooLong: "deliveries_held",
-  fanOut: "listeners_queue_name",
+  fanOut: "listeners_unfiltered",
+  fanoutUpTo: "listeners_unfiltered",
   fifoHead: "deliveries_line",
 };
 

@@ -22,16 +22,22 @@ export const SQL = {
   // Fan-out (fanout.ts): the newest message against the cursor, read before taking the write lock.
   fanoutState: `SELECT ${CURSOR_SQL} AS cursor, (SELECT coalesce(max(seq), 0) FROM messages) AS top`,
   // The last message of the next slice past the cursor: its FANOUT_CHUNK-th message, or the one that holds its
-  // FANOUT_ROWS-th delivery, whichever comes first, or else the newest.
-  fanoutUpTo: `SELECT min(
-      coalesce((SELECT seq FROM messages WHERE seq > $cursor ORDER BY seq LIMIT 1 OFFSET ${FANOUT_CHUNK - 1}), $top),
-      coalesce((SELECT m.seq FROM messages m JOIN listeners l ON l.queue_id = m.queue_id AND l.from_seq < m.seq
-        WHERE m.seq > $cursor ORDER BY m.seq LIMIT 1 OFFSET ${FANOUT_ROWS - 1}), $top)) AS upTo`,
+  // FANOUT_ROWS-th delivery to a listener without a filter, whichever comes first, or else the newest. A
+  // filtered listener's deliveries are counted as its filter takes them (fanout-filters.ts), not here: counting
+  // every pair would cut a slice to a tenth for listeners that each take a tenth.
+  // The count reads no further than the chunk, so a queue whose listeners all have filters is not a scan of
+  // the whole backlog.
+  fanoutUpTo: `WITH chunk(last) AS (
+      SELECT coalesce((SELECT seq FROM messages WHERE seq > $cursor ORDER BY seq LIMIT 1 OFFSET ${FANOUT_CHUNK - 1}), $top))
+    SELECT min(last, coalesce((SELECT m.seq FROM messages m
+        JOIN listeners l INDEXED BY listeners_unfiltered ON l.queue_id = m.queue_id AND l.from_seq < m.seq AND l.filter IS NULL
+        WHERE m.seq > $cursor AND m.seq <= (SELECT last FROM chunk) AND l.seq NOT IN (SELECT listener_seq FROM listener_filters)
+        ORDER BY m.seq LIMIT 1 OFFSET ${FANOUT_ROWS - 1}), last)) AS upTo FROM chunk`,
   // Each message to the listeners its publish saw (created before it: from_seq below its seq), due at its publish;
   // listeners whose filter judges each message ($filtered) get theirs from fanOutPairs.
   fanOut: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at, line)
     SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at, ${LINE}
-    FROM messages m JOIN listeners l ON l.queue_id = m.queue_id AND l.from_seq < m.seq
+    FROM messages m JOIN listeners l INDEXED BY listeners_unfiltered ON l.queue_id = m.queue_id AND l.from_seq < m.seq AND l.filter IS NULL
     WHERE m.seq > $cursor AND m.seq <= $upTo AND l.seq NOT IN (SELECT value FROM json_each($filtered))
       AND (m.only_listener IS NULL OR m.only_listener = l.seq)`,
   // The [message seq, listener seq] pairs a filter took; a message or listener deleted since is skipped.
@@ -46,8 +52,9 @@ export const SQL = {
     UNION SELECT seq, queue_id, from_seq, filter FROM listeners WHERE seq IN (SELECT listener_seq FROM listener_filters)`,
   filterHistory: `SELECT listener_seq AS listenerSeq, upto_seq AS uptoSeq, filter FROM listener_filters
     WHERE upto_seq > $cursor ORDER BY listener_seq, upto_seq`,
-  sliceMessages: `SELECT seq, queue_id AS queueId, name, data, only_listener AS onlyListener FROM messages
-    WHERE queue_id IN (SELECT value FROM json_each($queues)) AND seq > $cursor AND seq <= $upTo`,
+  // One queue's messages of a slice, in seq order straight from the (queue_id, seq) index.
+  sliceMessages: `SELECT seq, name, data, only_listener AS onlyListener FROM messages
+    WHERE queue_id = $queue AND seq > $cursor AND seq <= $upTo ORDER BY seq`,
   pruneFilters: `DELETE FROM listener_filters WHERE upto_seq <= $upTo`,
   // What a usage event the worker records names (delivery-events.ts).
   deliveryRefs: `SELECT l.org_id AS orgId, q.id AS queueId, q.name AS queueName, l.id AS listenerId, l.name AS listenerName,

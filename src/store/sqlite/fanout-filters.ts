@@ -7,6 +7,7 @@
  * under an earlier one wait, the oldest row of listener_filters that covers the message's seq.
  */
 import { compileFilter, filterSubject, matches, type CompiledFilter } from "../../lib/filter.ts";
+import { FANOUT_ROWS } from "../deliveries.ts";
 import type { Statements } from "./delivery-statements.ts";
 import type { Raw } from "./shared.ts";
 
@@ -15,7 +16,7 @@ export type FanoutPlan = { cursor: number; upTo: number; top: number; filtered: 
 
 type FilteredListener = { seq: number; queueId: string; fromSeq: number; filter: string | null };
 type HistoryRow = { listenerSeq: number; uptoSeq: number; filter: string | null };
-type SliceMessage = { seq: number; queueId: string; name: string | null; data: string; onlyListener: number | null };
+type SliceMessage = { seq: number; name: string | null; data: string; onlyListener: number | null };
 /** A filter as the fan-out uses it: null takes every message, REFUSED none. */
 type Verdict = CompiledFilter | null | typeof REFUSED;
 const REFUSED = Symbol("a stored filter that no longer compiles");
@@ -35,10 +36,39 @@ export class FanoutPlanner {
     const { upTo } = s.fanoutUpTo.get({ cursor, top }) as { upTo: number };
     const listeners = s.filteredListeners.all() as FilteredListener[];
     if (listeners.length === 0) return { cursor, upTo, top, filtered: [], pairs: [] };
-    return { cursor, upTo, top, filtered: listeners.map((l) => l.seq), pairs: this.judge(s, listeners, cursor, upTo) };
+    const { pairs, cut } = this.judge(s, listeners, cursor, upTo);
+    return { cursor, upTo: cut, top, filtered: listeners.map((l) => l.seq), pairs };
   }
 
-  private judge(s: Statements, listeners: FilteredListener[], cursor: number, upTo: number): [number, number][] {
+  /**
+   * The pairs the filters take, in message order, up to the message that brings them to FANOUT_ROWS (`cut`).
+   * Each queue is read in seq order, and no further than the cut an earlier queue made.
+   */
+  private judge(s: Statements, listeners: FilteredListener[], cursor: number, upTo: number): { pairs: [number, number][]; cut: number } {
+    const byQueue = this.judges(s, listeners, cursor);
+    let pairs: [number, number][] = [];
+    let cut = upTo;
+    for (const [queue, judges] of byQueue) {
+      const before = pairs.length;
+      // One message at a time: a slice's data may be large, and only the pairs are kept.
+      for (const m of s.sliceMessages.iterate({ queue, cursor, upTo: cut }) as IterableIterator<SliceMessage>) {
+        judgeMessage(m, judges, pairs);
+        if (pairs.length - before >= FANOUT_ROWS) {
+          cut = m.seq;
+          break;
+        }
+      }
+    }
+    if (byQueue.size > 1) {
+      pairs = pairs.filter((p) => p[0] <= cut).sort((a, b) => a[0] - b[0]);
+      if (pairs.length > FANOUT_ROWS) cut = pairs[FANOUT_ROWS - 1]![0];
+      pairs = pairs.filter((p) => p[0] <= cut);
+    }
+    return { pairs, cut };
+  }
+
+  /** Each queue's filtered listeners, with the filter that judges each range of message seqs. */
+  private judges(s: Statements, listeners: FilteredListener[], cursor: number): Map<string, Judge[]> {
     const history = s.filterHistory.all({ cursor }) as HistoryRow[];
     const byQueue = new Map<string, Judge[]>();
     for (const l of listeners) {
@@ -50,23 +80,7 @@ export class FanoutPlanner {
       if (list) list.push(judge);
       else byQueue.set(l.queueId, [judge]);
     }
-    const pairs: [number, number][] = [];
-    // One message at a time: a slice's data may be large, and only the pairs are kept.
-    for (const m of s.sliceMessages.iterate({ queues: JSON.stringify([...byQueue.keys()]), cursor, upTo }) as IterableIterator<SliceMessage>) {
-      // A message for one listener (a test message) goes to it whatever its filter, and to no other.
-      const judges = (byQueue.get(m.queueId) ?? []).filter((j) => m.onlyListener === null || m.onlyListener === j.seq);
-      if (m.onlyListener !== null) {
-        for (const j of judges) pairs.push([m.seq, j.seq]);
-        continue;
-      }
-      const subject = filterSubject(m.name, m.data);
-      for (const j of judges) {
-        if (j.fromSeq >= m.seq) continue; // created after the message's publish
-        const filter = filterAt(j, m.seq);
-        if (filter === null || (filter !== REFUSED && matches(filter, subject))) pairs.push([m.seq, j.seq]);
-      }
-    }
-    return pairs;
+    return byQueue;
   }
 
   /** A stored filter was checked when saved; one that no longer compiles (a rule tightened since) takes nothing. */
@@ -79,6 +93,21 @@ export class FanoutPlanner {
     if (this.compiled.size >= MAX_CACHED) this.compiled.clear();
     this.compiled.set(text, filter);
     return filter;
+  }
+}
+
+/** Adds the pairs of one message: a message for one listener (a test message) goes to it whatever its filter,
+ * and to no other; a listener created after the message's publish gets none. */
+function judgeMessage(m: SliceMessage, judges: Judge[], pairs: [number, number][]): void {
+  if (m.onlyListener !== null) {
+    for (const j of judges) if (j.seq === m.onlyListener) pairs.push([m.seq, j.seq]);
+    return;
+  }
+  const subject = filterSubject(m.name, m.data);
+  for (const j of judges) {
+    if (j.fromSeq >= m.seq) continue;
+    const filter = filterAt(j, m.seq);
+    if (filter === null || (filter !== REFUSED && matches(filter, subject))) pairs.push([m.seq, j.seq]);
   }
 }
 

@@ -8,6 +8,7 @@ import m4 from "../../../drizzle/0004_rare_lily_hollister.sql" with { type: "tex
 import m5 from "../../../drizzle/0005_listener_subscriptions.sql" with { type: "text" };
 import m6 from "../../../drizzle/0006_listener_pace.sql" with { type: "text" };
 import m7 from "../../../drizzle/0007_portal_sessions.sql" with { type: "text" };
+import m8 from "../../../drizzle/0008_listeners_unfiltered.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_brainy_star_brand", when: 1795325134372, sql: m0 },
@@ -18,4 +19,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0005_listener_subscriptions", when: 1795826190572, sql: m5 },
   { tag: "0006_listener_pace", when: 1795829033262, sql: m6 },
   { tag: "0007_portal_sessions", when: 1795830016946, sql: m7 },
+  { tag: "0008_listeners_unfiltered", when: 1795832821448, sql: m8 },
 ];

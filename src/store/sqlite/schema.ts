@@ -96,6 +96,8 @@ export const listeners = sqliteTable(
     index("listeners_from_seq").on(t.fromSeq),
     // The few listeners with a filter, which the fan-out judges one message at a time (fanout-filters.ts).
     index("listeners_filtered").on(t.queueId).where(sql`filter IS NOT NULL`),
+    // The others, which the fan-out writes in one statement: a queue of filtered listeners costs it nothing.
+    index("listeners_unfiltered").on(t.queueId, t.fromSeq).where(sql`filter IS NULL`),
     // The few FIFO listeners, whose lines the claim asks for their heads (claim-choice.ts).
     index("listeners_fifo").on(t.seq).where(sql`ordering = 'fifo'`),
   ],

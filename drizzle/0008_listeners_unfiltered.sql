@@ -1,0 +1,1 @@
+CREATE INDEX `listeners_unfiltered` ON `listeners` (`queue_id`,`from_seq`) WHERE filter IS NULL;
