@@ -46,7 +46,8 @@ describe.if(await postgresAvailable())("three instances on one PostgreSQL databa
   const holders = (lock: number) =>
     withTestDatabase(database.url, async (sql) => {
       const rows = await sql`SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-        WHERE l.locktype = 'advisory' AND l.classid = ${LOCK_NAMESPACE} AND l.objid = ${lock} AND l.granted`;
+        WHERE l.locktype = 'advisory' AND l.classid = ${LOCK_NAMESPACE} AND l.objid = ${lock} AND l.granted
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
       return rows.map((r: { name: string }) => Number(r.name.match(/pid (\d+)/)?.[1]));
     });
 

@@ -130,7 +130,8 @@ describe.if(postgres)("instances starting together on PostgreSQL", () => {
         await newer`SELECT pg_advisory_lock(${LOCK_NAMESPACE}, ${LOCKS.migrate})`;
         const older = run(["serve", "--db", db]);
         await waitFor(async () => (await client`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
-          AND classid = ${LOCK_NAMESPACE} AND objid = ${LOCKS.migrate}`).length > 0, 20_000, () => "the older instance never waited for the lock");
+          AND classid = ${LOCK_NAMESPACE} AND objid = ${LOCKS.migrate}
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).length > 0, 20_000, () => "the older instance never waited for the lock");
         await newer.unsafe(`INSERT INTO ${BOOKKEEPING} (hash, created_at, fanout_version) VALUES ('from-a-newer-fanout', ${LATER}, '${NEWER_FANOUT}')`);
         await newer`SELECT pg_advisory_unlock(${LOCK_NAMESPACE}, ${LOCKS.migrate})`;
         expect(await older).toEqual({ code: 2, stdout: "", stderr: refusal(db, `fanout ${NEWER_FANOUT}`, me) });
