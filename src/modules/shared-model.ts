@@ -10,6 +10,7 @@ export const ResourceName = t.String({ minLength: 1, maxLength: 128, pattern: "^
 export const ResourceId = t.String({ minLength: 1, maxLength: 64, description: "opaque id assigned by the service" });
 export const LinkObject = t.Object({ href: t.String() });
 export const Links = t.Record(t.String(), LinkObject, { description: "`self` and one link per sub-resource" });
+export const Nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Null()]);
 export const PrettyQuery = { pretty: t.Optional(t.String({ description: "indent the JSON response: `true`, `1` or empty" })) };
 
 /**

@@ -117,10 +117,8 @@ export type PublishedMessage = Omit<Message, "data">;
 
 export type DeliveryState = "pending" | "sending" | "acknowledged" | "missed";
 
-/** Per listener delivery state of one message (GET one message). */
-export interface DeliveryStatus {
-  listenerId: string;
-  listenerName: string;
+/** Where one message's delivery to one listener stands. */
+export interface DeliveryProgress {
   state: DeliveryState;
   attempts: number;
   nextAttemptAt: number | null;
@@ -129,6 +127,12 @@ export interface DeliveryStatus {
   /** 1 for the publish's own delivery; each redelivery or replay starts the next. */
   cycle: number;
   updatedAt: number;
+}
+
+/** Per listener delivery state of one message (GET one message). */
+export interface DeliveryStatus extends DeliveryProgress {
+  listenerId: string;
+  listenerName: string;
 }
 
 export interface Attempt {
@@ -216,15 +220,8 @@ export type ListenerFilter = { queueId?: string; visible: Visible };
 export type ListenerSecrets = { current: string; previous: string | null; previousUntil: number | null };
 
 /** One message's delivery to one listener, as the listener's own list of deliveries shows it. */
-export interface ListenerDelivery {
+export interface ListenerDelivery extends DeliveryProgress {
   message: { id: string; name: string | null; createdAt: number };
-  state: DeliveryState;
-  attempts: number;
-  nextAttemptAt: number | null;
-  lastStatus: number | null;
-  lastError: string | null;
-  cycle: number;
-  updatedAt: number;
 }
 
 export interface ListenerStore {

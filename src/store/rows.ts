@@ -7,8 +7,8 @@
 import { newId } from "../lib/ids.ts";
 import { unprocessable } from "../lib/errors.ts";
 import type {
-  ApiKey, ApiKeyPatch, Listener, ListenerDelivery, ListenerInput, ListenerLine, ListenerSecrets, Message, NewApiKey, NewPortalSession, Org,
-  OrgPatch, PortalSession, Queue, QueueInput, UsageEvent,
+  ApiKey, ApiKeyPatch, DeliveryProgress, Listener, ListenerDelivery, ListenerInput, ListenerLine, ListenerSecrets, Message, NewApiKey,
+  NewPortalSession, Org, OrgPatch, PortalSession, Queue, QueueInput, UsageEvent,
 } from "./index.ts";
 
 export const newOrg = (name: string, now: number): Org => ({ id: newId("org", now), name, eventsQueueId: null, createdAt: now });
@@ -239,10 +239,7 @@ export function listenersBySession(pairs: { sessionId: string; listenerId: strin
   return by;
 }
 
-type ListenerDeliveryRow = {
-  messageId: string; messageName: string | null; messageCreatedAt: number; state: ListenerDelivery["state"]; attempts: number;
-  nextAttemptAt: number | null; lastStatus: number | null; lastError: string | null; cycle: number; updatedAt: number;
-};
+type ListenerDeliveryRow = DeliveryProgress & { messageId: string; messageName: string | null; messageCreatedAt: number };
 export const toListenerDelivery = (r: ListenerDeliveryRow): ListenerDelivery => ({
   message: { id: r.messageId, name: r.messageName, createdAt: r.messageCreatedAt },
   state: r.state,

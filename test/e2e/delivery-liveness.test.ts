@@ -1,24 +1,12 @@
 /** Liveness end to end: probes, states, and deliveries held while a listener is down. */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startFanout, waitFor, type Fanout } from "./harness.ts";
-import { deliveryApi, status, receiverSet } from "./receiver.ts";
+import { expect, test } from "bun:test";
+import { waitFor } from "./harness.ts";
+import { serverForFile, status } from "./receiver.ts";
 
 // A held delivery becomes missed after the schedule's total, 1.5 s here: long enough to observe it held.
 const ENV = { FANOUT_RETRY_SCHEDULE: "500ms,1s", FANOUT_LIVENESS_INTERVAL: "100ms", FANOUT_DELIVERY_TIMEOUT: "500ms" };
 
-let fanout: Fanout;
-let api: ReturnType<typeof deliveryApi>;
-const receivers = receiverSet();
-const receiver = receivers.start;
-
-beforeAll(async () => {
-  fanout = await startFanout({ env: ENV });
-  api = deliveryApi(fanout);
-});
-afterAll(async () => {
-  receivers.closeAll();
-  await fanout?.stop();
-});
+const { fanout, api, receiver } = serverForFile(ENV);
 
 const livenessOf = async (queue: string, id: string) => (await api.listenerView(queue, id)).liveness;
 const waitForState = (queue: string, id: string, state: string) =>
@@ -84,7 +72,7 @@ test("a message held longer than the retry schedule's total is missed", async ()
   const id = await api.publish(queue, "never");
   const missed = await api.settled(queue, id, l.id, "missed", 10_000);
   // Missed only once held for the schedule's total, by the server's own clock: its log line's time.
-  const logged = await waitFor(() => fanout.output().split("\n").find((line) => line.includes("message missed") && line.includes(id)),
+  const logged = await waitFor(() => fanout().output().split("\n").find((line) => line.includes("message missed") && line.includes(id)),
     10_000, () => "the miss was not logged");
   expect(Date.parse(logged.split(" ")[0]!) - (await api.message(queue, id)).created_at).toBeGreaterThanOrEqual(1_500);
   expect(missed).toMatchObject({ attempts: 0, last_error: "listener down for longer than the retry schedule" });

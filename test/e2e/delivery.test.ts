@@ -1,30 +1,18 @@
 /** Delivery end to end (docs/delivery.md): the real server sends to receivers on 127.0.0.1 with a fast schedule. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { PROTOS, startFanout, waitFor, type Fanout } from "./harness.ts";
-import { deliveryApi, status, receiverSet } from "./receiver.ts";
+import { PROTOS, waitFor } from "./harness.ts";
+import { deliveryApi, serverForFile, status } from "./receiver.ts";
 
 // Three attempts in all (the first and two retries), 500 ms each at most.
 const ENV = { FANOUT_RETRY_SCHEDULE: "100ms,200ms", FANOUT_LIVENESS_INTERVAL: "200ms", FANOUT_DELIVERY_TIMEOUT: "500ms" };
 
-let fanout: Fanout;
-let api: ReturnType<typeof deliveryApi>;
-const receivers = receiverSet();
-const receiver = receivers.start;
-
-beforeAll(async () => {
-  fanout = await startFanout({ env: ENV });
-  api = deliveryApi(fanout);
-});
-afterAll(async () => {
-  receivers.closeAll();
-  await fanout?.stop();
-});
+const { fanout, api, receiver } = serverForFile(ENV);
 
 describe("fan-out", () => {
   for (const proto of PROTOS) {
     test(`a message reaches the listeners created before it, never a later one (${proto})`, async () => {
-      const p = deliveryApi(fanout, proto);
+      const p = deliveryApi(fanout(), proto);
       const [early, late] = [await receiver(), await receiver()];
       const queue = await p.queue();
       const a = await p.listener(queue, "early", early);

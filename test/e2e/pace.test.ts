@@ -3,26 +3,15 @@
  * at the receiver, a listener's concurrency, and a FIFO listener that receives in publish order through failures,
  * timeouts, an outage, a pause, a missed delivery, a redelivery and a replay.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { startFanout, type Fanout } from "./harness.ts";
-import { deliveryApi, receiverSet, type Receiver } from "./receiver.ts";
+import { deliveryApi, serverForFile, type Receiver } from "./receiver.ts";
 import { waitFor } from "../support/wait.ts";
 
 // Five retries 20 ms apart, a 250 ms timeout, a probe every 100 ms: failures cost little time, and a listener is down fast.
 const ENV = { FANOUT_RETRY_SCHEDULE: "20ms,20ms,20ms,20ms,20ms", FANOUT_DELIVERY_TIMEOUT: "250ms", FANOUT_LIVENESS_INTERVAL: "100ms" };
 
-let fanout: Fanout;
-let api: ReturnType<typeof deliveryApi>;
-const receivers = receiverSet();
-
-beforeAll(async () => {
-  fanout = await startFanout({ env: ENV });
-  api = deliveryApi(fanout);
-});
-afterAll(async () => {
-  receivers.closeAll();
-  await fanout?.stop();
-});
+const { fanout, api, receiver } = serverForFile(ENV);
 
 const idOf = (body: string) => JSON.parse(body).id as string;
 const listenerOn = (queue: string, name: string, r: Receiver, settings: Record<string, unknown>, via = api) =>
@@ -63,7 +52,7 @@ function firstSuccesses(r: Receiver, ok: Set<string>): string[] {
 
 describe("rate limits and concurrency", () => {
   test("a listener at rate_limit 20 starts at most 20 in any second while an unlimited one takes its share at once", async () => {
-    const [limited, free] = [await receivers.start(), await receivers.start()];
+    const [limited, free] = [await receiver(), await receiver()];
     const queue = await api.queue();
     const limitedId = (await listenerOn(queue, "limited", limited, { rate_limit: 20 })).listener.id;
     await listenerOn(queue, "free", free, {});
@@ -88,7 +77,7 @@ describe("rate limits and concurrency", () => {
 
   for (const concurrency of [1, 4]) {
     test(`concurrency ${concurrency} is what the receiver sees in flight`, async () => {
-      const r = await receivers.start();
+      const r = await receiver();
       let inFlight = 0;
       let peak = 0;
       r.answer("/notify", () => {
@@ -104,9 +93,9 @@ describe("rate limits and concurrency", () => {
   }
 
   test("a FIFO listener with a concurrency other than 1 is refused", async () => {
-    const r = await receivers.start();
+    const r = await receiver();
     const queue = await api.queue();
-    const reply = await fanout.call("h1", "POST", `/v1/queues/${queue}/listeners`, {
+    const reply = await fanout().call("h1", "POST", `/v1/queues/${queue}/listeners`, {
       body: { name: "bad", notify_url: r.notifyUrl, liveness_url: r.livenessUrl, ordering: "fifo", concurrency: 2 },
     });
     expect(reply.status).toBe(422);
@@ -116,7 +105,7 @@ describe("rate limits and concurrency", () => {
 
 describe("FIFO", () => {
   test("2,000 messages from 16 clients, with failures and timeouts, are first received in publish order", async () => {
-    const r = await receivers.start();
+    const r = await receiver();
     const ok = new Set<string>();
     let n = 0;
     r.answer("/notify", (req) => {
@@ -147,7 +136,7 @@ describe("FIFO", () => {
 async function lineThroughTrouble(fanout: Fanout): Promise<void> {
   const api = deliveryApi(fanout);
   {
-    const r = await receivers.start();
+    const r = await receiver();
     const queue = await api.queue();
     const l = (await listenerOn(queue, "line", r, { ordering: "fifo" }, api)).listener.id;
     const path = `/v1/queues/${queue}/listeners/${l}`;

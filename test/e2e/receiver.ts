@@ -4,8 +4,9 @@
  * liveness probes; both answer 200 until told otherwise. An answer of "hang" never responds (until close); a
  * promise answers when it settles (a slow listener).
  */
+import { afterAll, beforeAll } from "bun:test";
 import type { Server } from "bun";
-import { waitFor, type Fanout, type Proto } from "./harness.ts";
+import { startFanout, waitFor, type Fanout, type Proto } from "./harness.ts";
 
 export type Received = { method: string; path: string; headers: Record<string, string>; body: string; at: number };
 export type Answer = Response | Promise<Response> | "hang";
@@ -79,10 +80,14 @@ export class Receiver {
   }
 }
 
-/** The API calls delivery tests make, each asserting its own success so a failing setup says where. */
-export function deliveryApi(fanout: Fanout, proto: Proto = "h1") {
+/**
+ * The API calls delivery tests make, each asserting its own success so a failing setup says where. `fanout` may be
+ * a getter, for an API made before its server starts.
+ */
+export function deliveryApi(fanout: Fanout | (() => Fanout), proto: Proto = "h1") {
+  const server = typeof fanout === "function" ? fanout : () => fanout;
   const call = async (method: string, path: string, body?: unknown, expected = 200) => {
-    const reply = await fanout.call(proto, method, path, body === undefined ? {} : { body });
+    const reply = await server().call(proto, method, path, body === undefined ? {} : { body });
     if (reply.status !== expected) throw new Error(`${method} ${path}: ${reply.status} ${reply.text}`);
     return reply.body;
   };
@@ -123,4 +128,25 @@ export function receiverSet() {
       for (const r of started) r.close();
     },
   };
+}
+
+/**
+ * One server for a test file: started with `env` before its tests, stopped after them with every receiver they
+ * started through `receiver`. `fanout()` is the server once it runs; `api` calls it over HTTP/1.1.
+ */
+export function serverForFile(env: Record<string, string>) {
+  let started: Fanout | undefined;
+  const receivers = receiverSet();
+  beforeAll(async () => {
+    started = await startFanout({ env });
+  });
+  afterAll(async () => {
+    receivers.closeAll();
+    await started?.stop();
+  });
+  const fanout = (): Fanout => {
+    if (!started) throw new Error("the server starts in beforeAll");
+    return started;
+  };
+  return { fanout, api: deliveryApi(fanout), receiver: receivers.start };
 }

@@ -3,34 +3,23 @@
  * and headers", "Operational messages"): filters at the fan-out, trying a filter, the listener's own headers on
  * deliveries and probes, and usage events published to the organization's events queue as signed webhooks.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { PROTOS, startFanout, waitFor, type Fanout } from "./harness.ts";
-import { deliveryApi, receiverSet, status } from "./receiver.ts";
+import { PROTOS, waitFor } from "./harness.ts";
+import { deliveryApi, serverForFile, status } from "./receiver.ts";
 
 // Two attempts (the first and one retry) 100 ms apart; a probe every 200 ms, so a listener is down in under a second.
 const ENV = { FANOUT_RETRY_SCHEDULE: "100ms", FANOUT_LIVENESS_INTERVAL: "200ms", FANOUT_DELIVERY_TIMEOUT: "500ms" };
 
-let fanout: Fanout;
-let api: ReturnType<typeof deliveryApi>;
-const receivers = receiverSet();
-
-beforeAll(async () => {
-  fanout = await startFanout({ env: ENV });
-  api = deliveryApi(fanout);
-});
-afterAll(async () => {
-  receivers.closeAll();
-  await fanout?.stop();
-});
+const { fanout, api, receiver } = serverForFile(ENV);
 
 const names = (r: { deliveries(): { body: string }[] }) => r.deliveries().map((d) => JSON.parse(d.body).name as string | null);
 
 describe("filters", () => {
   for (const proto of PROTOS) {
     test(`each listener receives only the messages its filter takes (${proto})`, async () => {
-      const p = deliveryApi(fanout, proto);
-      const [all, orders, gold, marker] = [await receivers.start(), await receivers.start(), await receivers.start(), await receivers.start()];
+      const p = deliveryApi(fanout(), proto);
+      const [all, orders, gold, marker] = [await receiver(), await receiver(), await receiver(), await receiver()];
       const queue = await p.queue();
       const add = (name: string, r: typeof all, filter?: unknown) =>
         p.call("POST", `/v1/queues/${queue}/listeners`, { name, notify_url: r.notifyUrl, liveness_url: r.livenessUrl, ...(filter === undefined ? {} : { filter }) });
@@ -58,8 +47,8 @@ describe("filters", () => {
 
   test("an invalid filter is a 422 naming the offending path; a filter of the wrong kind a 400", async () => {
     const queue = await api.queue();
-    const r = await receivers.start();
-    const post = (filter: unknown) => fanout.call("h1", "POST", `/v1/queues/${queue}/listeners`, {
+    const r = await receiver();
+    const post = (filter: unknown) => fanout().call("h1", "POST", `/v1/queues/${queue}/listeners`, {
       body: { name: `l-${crypto.randomUUID()}`, notify_url: r.notifyUrl, liveness_url: r.livenessUrl, filter },
     });
     const cases: [unknown, string][] = [
@@ -81,13 +70,13 @@ describe("filters", () => {
       expect(reply.body.errors.map((e: any) => e.path)).toContain(path);
     }
     expect((await post("order.*")).status).toBe(400);
-    expect((await fanout.call("h1", "GET", `/v1/queues/${queue}/listeners`)).body.listeners).toEqual([]);
+    expect((await fanout().call("h1", "GET", `/v1/queues/${queue}/listeners`)).body.listeners).toEqual([]);
   });
 
   test("filter_test answers for one message, or counts the queue's newest messages", async () => {
     const queue = await api.queue();
     for (let i = 0; i < 5; i++) await api.publish(queue, { n: i }, i % 2 ? "odd" : "even");
-    const test = (body: unknown) => fanout.call("h1", "POST", `/v1/queues/${queue}/filter_test`, { body });
+    const test = (body: unknown) => fanout().call("h1", "POST", `/v1/queues/${queue}/filter_test`, { body });
     expect((await test({ filter: { names: ["odd"] } })).body).toEqual({ matched: 2, of: 5 });
     expect((await test({ filter: { data: { n: { $gte: 3 } } } })).body).toEqual({ matched: 2, of: 5 });
     expect((await test({ filter: { names: ["o*"] }, message: { name: "order", data: {} } })).body).toEqual({ matches: true });
@@ -95,13 +84,13 @@ describe("filters", () => {
     const bad = await test({ filter: { data: { n: { $gt: {} } } } });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].path).toBe("/filter/data/n/$gt");
-    expect((await fanout.call("h1", "POST", "/v1/queues/q_unknown/filter_test", { body: { filter: {} } })).status).toBe(404);
+    expect((await fanout().call("h1", "POST", "/v1/queues/q_unknown/filter_test", { body: { filter: {} } })).status).toBe(404);
   });
 });
 
 describe("headers", () => {
   test("the listener's headers go with every delivery and probe; reserved names are refused; readers see them hidden", async () => {
-    const r = await receivers.start();
+    const r = await receiver();
     const queue = await api.queue();
     const secret = `Bearer ${crypto.randomUUID()}`;
     const created = await api.call("POST", `/v1/queues/${queue}/listeners`, {
@@ -115,17 +104,17 @@ describe("headers", () => {
     expect(probe.headers).toMatchObject({ authorization: secret, "x-tenant": "t1" });
 
     for (const name of ["Host", "content-type", "Webhook-Signature", "user-agent", "bad name"]) {
-      const reply = await fanout.call("h1", "PUT", `/v1/queues/${queue}/listeners/${id}`, { body: { headers: { [name]: "x" } } });
+      const reply = await fanout().call("h1", "PUT", `/v1/queues/${queue}/listeners/${id}`, { body: { headers: { [name]: "x" } } });
       expect({ name, status: reply.status }).toEqual({ name, status: 422 });
       expect(reply.text).not.toContain(secret);
     }
     const reader = await api.call("POST", "/v1/api_keys", { name: "reader", scopes: [{ resource: "listeners", access: "read", targets: ["*"] }] });
-    const asReader = await fanout.call("h1", "GET", `/v1/queues/${queue}/listeners/${id}`, { key: reader.api_key });
+    const asReader = await fanout().call("h1", "GET", `/v1/queues/${queue}/listeners/${id}`, { key: reader.api_key });
     expect(asReader.body.listener.headers).toEqual({ Authorization: "[hidden]", "X-Tenant": "[hidden]" });
     expect((await api.listenerView(queue, id)).headers).toEqual({ Authorization: secret, "X-Tenant": "t1" });
     // Never in a usage event or a log line.
     expect(JSON.stringify((await api.call("GET", "/v1/events?limit=1000")).events)).not.toContain(secret);
-    expect(fanout.output()).not.toContain(secret);
+    expect(fanout().output()).not.toContain(secret);
     await api.call("PUT", `/v1/queues/${queue}/listeners/${id}`, { headers: null });
     expect((await api.listenerView(queue, id)).headers).toBeNull();
   });
@@ -133,7 +122,7 @@ describe("headers", () => {
 
 describe("operational messages", () => {
   test("a listener going down and up and a missed message reach the events queue as signed webhooks, without a loop", async () => {
-    const [ops, flaky] = [await receivers.start(), await receivers.start()];
+    const [ops, flaky] = [await receiver(), await receiver()];
     const events = await api.queue("events");
     const orgId: string = (await api.call("GET", "/v1/events?events=queues&limit=1000")).events.at(-1).client.id;
     const opsListener = await api.call("POST", `/v1/queues/${events}/listeners`, {
@@ -179,13 +168,13 @@ describe("operational messages", () => {
 
 describe("test messages", () => {
   test("POST …/test sends one signed fanout.test message to that listener alone, logged like any delivery", async () => {
-    const [target, other] = [await receivers.start(), await receivers.start()];
+    const [target, other] = [await receiver(), await receiver()];
     const queue = await api.queue();
     const l = await api.call("POST", `/v1/queues/${queue}/listeners`, {
       name: "target", notify_url: target.notifyUrl, liveness_url: target.livenessUrl, filter: { names: ["never.sent"] },
     });
     await api.listener(queue, "other", other);
-    const reply = await fanout.call("h1", "POST", `/v1/queues/${queue}/listeners/${l.listener.id}/test`);
+    const reply = await fanout().call("h1", "POST", `/v1/queues/${queue}/listeners/${l.listener.id}/test`);
     expect(reply.status).toBe(202);
     expect(reply.body.message.name).toBe("fanout.test");
     const [got] = await target.waitForDeliveries(1);
@@ -195,8 +184,8 @@ describe("test messages", () => {
     expect((await api.attempts(queue, reply.body.message.id)).map((a: any) => [a.listener.id, a.status_code])).toEqual([[l.listener.id, 200]]);
     expect((await api.message(queue, reply.body.message.id)).deliveries.map((d: any) => d.listener.id)).toEqual([l.listener.id]);
     expect(other.deliveries()).toEqual([]);
-    expect((await fanout.call("h1", "POST", `/v1/queues/${queue}/listeners/lst_none/test`)).status).toBe(404);
+    expect((await fanout().call("h1", "POST", `/v1/queues/${queue}/listeners/lst_none/test`)).status).toBe(404);
     const reader = await api.call("POST", "/v1/api_keys", { name: "tester-reader", scopes: [{ resource: "listeners", access: "read", targets: ["*"] }] });
-    expect((await fanout.call("h1", "POST", `/v1/queues/${queue}/listeners/${l.listener.id}/test`, { key: reader.api_key })).status).toBe(403);
+    expect((await fanout().call("h1", "POST", `/v1/queues/${queue}/listeners/${l.listener.id}/test`, { key: reader.api_key })).status).toBe(403);
   });
 });

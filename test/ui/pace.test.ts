@@ -5,60 +5,32 @@
  * listener's line while its listener is down and while its receiver answers 500. Screenshots at phone and desktop
  * size go to a folder the test prints. The steps build on each other, in order.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { join } from "node:path";
-import { startFanout, waitFor, type Fanout } from "../e2e/harness.ts";
-import { Receiver, deliveryApi, status } from "../e2e/receiver.ts";
-import { browserSuite, openBrowser, screenshotDir, DESKTOP, PHONE, type Browser } from "./browser.ts";
+import { beforeAll, expect, test } from "bun:test";
+import { waitFor } from "../e2e/harness.ts";
+import { status, type Receiver } from "../e2e/receiver.ts";
+import { browserSuite } from "./browser.ts";
+import { browserForFile, UI_WAIT } from "./suite.ts";
 
 // Four quick retries, then a minute's wait: the head's attempts climb while the test watches, then it stays put.
 const ENV = { FANOUT_RETRY_SCHEDULE: "1s,1s,1s,1s,1m,1m", FANOUT_LIVENESS_INTERVAL: "300ms", FANOUT_DELIVERY_TIMEOUT: "1s" };
-const UI_WAIT = 20_000;
 
 browserSuite()("pace and order in a browser", () => {
-  let fanout: Fanout;
+  const ui = browserForFile(ENV);
+  const { fanout, page, url, api, see, signIn, shoot } = ui;
   let fast: Receiver;
   let ledger: Receiver;
-  let browser: Browser;
-  let shots: string;
   const ids = { queue: "", paced: "", ledger: "" };
   const lineMessages: string[] = [];
 
   beforeAll(async () => {
-    [fanout, fast, ledger] = await Promise.all([startFanout({ env: ENV }), Receiver.start(), Receiver.start()]);
-    browser = await openBrowser();
-    shots = screenshotDir();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    fast?.close();
-    ledger?.close();
-    await fanout?.stop();
+    [fast, ledger] = [await ui.receiver(), await ui.receiver()];
   });
 
-  const page = () => browser.page;
-  const url = (path: string) => `${fanout.url}/ui${path}`;
-  const api = () => deliveryApi(fanout);
-  const see = (selector: string, hasText?: string | RegExp) =>
-    page().locator(selector, hasText === undefined ? {} : { hasText }).first().waitFor({ timeout: UI_WAIT });
   const card = (name: string) => page().locator(`[data-listener="${name}"]`).first();
   const form = (name: string) => card(name).locator("form", { hasText: "Pace and order" });
-  const view = (id: string) => api().listenerView(ids.queue, id);
+  const view = (id: string) => api.listenerView(ids.queue, id);
   /** The first match's text now, "" without one (no waiting). */
   const text = async (selector: string) => (await page().locator(selector).allTextContents())[0] ?? "";
-
-  /** Both sizes, the whole page and `part` alone; neither the page nor the navigation may be wider than the screen. */
-  async function shoot(name: string, part: string): Promise<void> {
-    for (const [size, viewport] of [["phone", PHONE], ["desktop", DESKTOP]] as const) {
-      await page().setViewportSize(viewport);
-      await page().evaluate("window.scrollTo(0, 0)");
-      const overflow = await page().evaluate(`[document.documentElement.scrollWidth - window.innerWidth, ((n) => n.scrollWidth - n.clientWidth)(document.querySelector(".nav"))]`);
-      expect({ name, size, overflow }).toEqual({ name, size, overflow: [0, 0] });
-      await page().screenshot({ path: join(shots, `${name}-${size}.png`), fullPage: true });
-      await page().locator(part).first().screenshot({ path: join(shots, `${name}-${size}-part.png`) });
-    }
-    await page().setViewportSize(DESKTOP);
-  }
 
   /** The attempts the card's head of the line shows, once it shows one at least `atLeast`. */
   async function headAttempts(atLeast: number): Promise<number> {
@@ -69,12 +41,9 @@ browserSuite()("pace and order in a browser", () => {
   }
 
   test("rate limit and concurrency set through the panel are the listener's, and shown on its card", async () => {
-    ids.queue = await api().queue("payments");
-    ids.paced = (await api().listener(ids.queue, "paced", { notifyUrl: fast.notifyUrl, livenessUrl: fast.livenessUrl })).id;
-    await page().goto(url("/"));
-    await page().fill("input[name=api-key]", fanout.key);
-    await page().getByRole("button", { name: "Sign in" }).click();
-    await see("h1", "Queues");
+    ids.queue = await api.queue("payments");
+    ids.paced = (await api.listener(ids.queue, "paced", { notifyUrl: fast.notifyUrl, livenessUrl: fast.livenessUrl })).id;
+    await signIn(fanout().key);
     await page().goto(url(`/queues/${ids.queue}`));
     // Nothing of its own yet: the pace row holds only the measured pace.
     await see('[data-listener="paced"] .pace-now', "≈ 0/s acknowledged");
@@ -93,7 +62,7 @@ browserSuite()("pace and order in a browser", () => {
   });
 
   test("the card shows the pace the listener is acknowledged at, within its rate limit", async () => {
-    for (let i = 0; i < 120; i++) await api().publish(ids.queue, { i }, "payment.settled");
+    for (let i = 0; i < 120; i++) await api.publish(ids.queue, { i }, "payment.settled");
     // Measured in the browser between two polls; the limit holds it at 20 a second.
     const shown = await waitFor(async () => {
       const n = Number(/≈ ([\d.]+)\/s acknowledged/.exec(await text('[data-listener="paced"] .pace-now'))?.[1] ?? 0);
@@ -141,11 +110,11 @@ browserSuite()("pace and order in a browser", () => {
 
   test("a FIFO listener that is down shows its head held and how many wait behind it", async () => {
     ledger.answer("/live", status(500));
-    ids.ledger = (await api().call("POST", `/v1/queues/${ids.queue}/listeners`, {
+    ids.ledger = (await api.call("POST", `/v1/queues/${ids.queue}/listeners`, {
       name: "ledger", notify_url: ledger.notifyUrl, liveness_url: ledger.livenessUrl, ordering: "fifo",
     })).listener.id;
     await waitFor(async () => (await view(ids.ledger)).liveness.state === "down", UI_WAIT, () => "the listener never went down");
-    for (const step of ["entry.opened", "entry.posted", "entry.closed"]) lineMessages.push(await api().publish(ids.queue, { step }, step));
+    for (const step of ["entry.opened", "entry.posted", "entry.closed"]) lineMessages.push(await api.publish(ids.queue, { step }, step));
     await waitFor(async () => (await view(ids.ledger)).line?.waiting === 3, UI_WAIT, () => "the three deliveries never waited in the line");
 
     await see('[data-listener="ledger"] .line-when', "Held while the listener is down");
@@ -174,6 +143,6 @@ browserSuite()("pace and order in a browser", () => {
     await card("ledger").locator(".line-head a").click();
     await see(".card h2", "entry.opened");
     expect(page().url()).toContain(`/queues/${ids.queue}/messages/${lineMessages[0]}`);
-    expect(browser.problems).toEqual([]);
+    expect(ui.browser().problems).toEqual([]);
   });
 });

@@ -10,12 +10,12 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Frame } from "playwright-core";
 import { Webhook } from "standardwebhooks";
-import { startFanout, waitFor, type Fanout } from "../e2e/harness.ts";
-import { Receiver, deliveryApi, ok, status } from "../e2e/receiver.ts";
-import { browserSuite, openBrowser, screenshotDir, DESKTOP, PHONE, type Browser } from "./browser.ts";
+import { waitFor } from "../e2e/harness.ts";
+import { ok, status, type Receiver } from "../e2e/receiver.ts";
+import { browserSuite, DESKTOP, PHONE } from "./browser.ts";
+import { browserForFile, UI_WAIT } from "./suite.ts";
 
 const ENV = { FANOUT_RETRY_SCHEDULE: "1s,4s", FANOUT_LIVENESS_INTERVAL: "300ms", FANOUT_DELIVERY_TIMEOUT: "1s" };
-const UI_WAIT = 20_000;
 const LOGO = `data:image/svg+xml;base64,${btoa('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="8" fill="#0f766e"/><path d="M8 20l8-10 8 10z" fill="#fff"/></svg>')}`;
 
 /** A page of its own origin (another port of 127.0.0.1) that frames `src`, as an organization's site would. */
@@ -40,20 +40,16 @@ const storedToken = (id: string) =>
   `(() => { let token; try { token = sessionStorage.getItem("fanout.portal.${id}"); } catch { token = "blocked"; } return { token, cookie: document.cookie }; })()`;
 
 browserSuite()("the portal in a browser", () => {
-  let fanout: Fanout;
+  const ui = browserForFile(ENV);
+  const { fanout, page, api } = ui;
   let receiver: Receiver;
   let customer: Receiver;
-  let browser: Browser;
-  let shots: string;
   const allowed = embedder();
   const refused = embedder();
   const ids = { queue: "", existing: "", other: "", session: "", url: "", added: "", secret: "", missed: "" };
 
   beforeAll(async () => {
-    [fanout, receiver, customer] = await Promise.all([startFanout({ env: ENV }), Receiver.start(), Receiver.start()]);
-    browser = await openBrowser();
-    shots = screenshotDir();
-    const api = deliveryApi(fanout);
+    [receiver, customer] = [await ui.receiver(), await ui.receiver()];
     ids.queue = await api.queue("shipments");
     ids.existing = (await api.listener(ids.queue, "acme-prod", receiver)).id;
     ids.other = (await api.listener(ids.queue, "another-customer", receiver)).id;
@@ -69,17 +65,11 @@ browserSuite()("the portal in a browser", () => {
     ids.session = made.portal_session.id;
     ids.url = made.portal_session.url;
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    receiver?.close();
-    customer?.close();
+  afterAll(() => {
     allowed.stop();
     refused.stop();
-    await fanout?.stop();
   });
 
-  const page = () => browser.page;
-  const api = () => deliveryApi(fanout);
   const frame = (): Frame => page().frames().find((f) => f.url().includes("/portal/"))!;
   const see = (selector: string, hasText?: string | RegExp) =>
     frame().locator(selector, hasText === undefined ? {} : { hasText }).first().waitFor({ timeout: UI_WAIT });
@@ -105,7 +95,7 @@ browserSuite()("the portal in a browser", () => {
       await page().setViewportSize({ width: viewport.width, height: Math.max(viewport.height, height) });
       await painted(frame());
       await painted(page().mainFrame());
-      await page().screenshot({ path: join(shots, `portal-${name}-${size}.png`) });
+      await page().screenshot({ path: join(ui.shots(), `portal-${name}-${size}.png`) });
     }
     await page().setViewportSize(DESKTOP);
   }
@@ -117,7 +107,7 @@ browserSuite()("the portal in a browser", () => {
     await see(".portal-brand", "Acme Shipping");
     await see('[data-listener="acme-prod"]');
     expect(await frame().locator('[data-listener="another-customer"]').count()).toBe(0);
-    expect(frame().url()).toBe(`${fanout.url}/portal/${ids.session}`);
+    expect(frame().url()).toBe(`${fanout().url}/portal/${ids.session}`);
     // This browser, like many, gives a frame of another site no storage: the token then lives in the page alone.
     expect(await frame().evaluate(storedToken(ids.session))).toEqual({ token: "blocked", cookie: "" });
     expect(await frame().evaluate(`getComputedStyle(document.documentElement).getPropertyValue("--accent").trim()`)).toBe("#0f766e");
@@ -133,10 +123,10 @@ browserSuite()("the portal in a browser", () => {
     await see(".notice-ok", "Listener acme-staging added");
     ids.secret = (await frame().locator(".notice-ok .secret").textContent())!.trim();
     await see('[data-listener="acme-staging"] .badge', "Stable");
-    const session = (await api().call("GET", `/v1/portal_sessions/${ids.session}`)).portal_session;
+    const session = (await api.call("GET", `/v1/portal_sessions/${ids.session}`)).portal_session;
     ids.added = session.listener_ids.find((id: string) => id !== ids.existing);
     expect(session.listener_ids).toEqual([ids.existing, ids.added]);
-    const events = (await api().call("GET", "/v1/events?events=listeners")).events;
+    const events = (await api.call("GET", "/v1/events?events=listeners")).events;
     expect(events.find((e: any) => e.listener.id === ids.added)).toMatchObject({ type: "listener_added", api_key: null, portal_session: { id: ids.session } });
   });
 
@@ -159,7 +149,7 @@ browserSuite()("the portal in a browser", () => {
     await see('[data-listener="acme-staging"] [data-secret="current"]', ids.secret);
     await card("acme-staging").getByRole("button", { name: "Rotate…" }).click();
     await see('[data-listener="acme-staging"] .notice-ok', "Rotated");
-    const rotated = await api().call("GET", `/v1/queues/${ids.queue}/listeners/${ids.added}/secret`);
+    const rotated = await api.call("GET", `/v1/queues/${ids.queue}/listeners/${ids.added}/secret`);
     expect(rotated.previous_secret).toBe(ids.secret);
     await see('[data-listener="acme-staging"] [data-secret="current"]', rotated.secret);
     await shoot("secret-rotated");
@@ -170,17 +160,17 @@ browserSuite()("the portal in a browser", () => {
     await card("acme-prod").getByRole("button", { name: "Replay…" }).click();
     await card("acme-prod").getByRole("button", { name: "Replay", exact: true }).click();
     await see('[data-listener="acme-prod"] .notice-ok', "Replay started: 1 message will be delivered again.");
-    await api().settled(ids.queue, ids.missed, ids.existing, "acknowledged", UI_WAIT);
+    await api.settled(ids.queue, ids.missed, ids.existing, "acknowledged", UI_WAIT);
     expect(receiver.deliveries().length).toBeGreaterThan(before);
     await card("acme-prod").locator(".delivery-summary", { hasText: "parcel.delayed" }).click();
     await see('[data-listener="acme-prod"] .attempt', "cycle 2");
-    const replay = (await api().call("GET", "/v1/events?events=listeners")).events.find((e: any) => e.type === "listener_replayed");
+    const replay = (await api.call("GET", "/v1/events?events=listeners")).events.find((e: any) => e.type === "listener_replayed");
     expect(replay).toMatchObject({ api_key: null, portal_session: { id: ids.session } });
   });
 
   test("edits a listener: its filter, counted over what it received, and its pace; a refusal is shown as the API's", async () => {
     // A message to another customer's listener only: the queue holds three, this customer's listeners got two.
-    await api().call("POST", `/v1/queues/${ids.queue}/listeners/${ids.other}/test`, undefined, 202);
+    await api.call("POST", `/v1/queues/${ids.queue}/listeners/${ids.other}/test`, undefined, 202);
     await card("acme-staging").getByRole("button", { name: "Settings…" }).click();
     await card("acme-staging").locator("textarea[name=filter-names]").fill("parcel.*");
     await see('[data-listener="acme-staging"] .filter-trial', "Would receive 1 of the last 2 messages.");
@@ -190,7 +180,7 @@ browserSuite()("the portal in a browser", () => {
     await card("acme-staging").locator("input[name=edit-rate-limit]").fill("5");
     await card("acme-staging").getByRole("button", { name: "Save", exact: true }).click();
     await see('[data-listener="acme-staging"] .notice-ok', "Saved.");
-    expect(await api().listenerView(ids.queue, ids.added)).toMatchObject({ rate_limit: 5, filter: { names: ["parcel.*"] } });
+    expect(await api.listenerView(ids.queue, ids.added)).toMatchObject({ rate_limit: 5, filter: { names: ["parcel.*"] } });
     await shoot("settings");
     await card("acme-staging").locator("input[name=edit-name]").fill("self");
     await card("acme-staging").getByRole("button", { name: "Save", exact: true }).click();
@@ -198,7 +188,7 @@ browserSuite()("the portal in a browser", () => {
   });
 
   test("a page of another origin cannot frame it: the browser refuses by the page's policy", async () => {
-    const before = browser.problems.length;
+    const before = ui.browser().problems.length;
     const refusals: string[] = [];
     const onConsole = (m: { text(): string }) => void (/frame-ancestors/.test(m.text()) && refusals.push(m.text()));
     page().on("console", onConsole);
@@ -210,21 +200,21 @@ browserSuite()("the portal in a browser", () => {
     for (const f of framed) expect(await f.locator(".portal-bar").count().catch(() => 0)).toBe(0);
     expect(refusals[0]).toContain("frame-ancestors");
     // The refusal is the point of this step, not a fault of the page.
-    browser.problems.splice(before);
+    ui.browser().problems.splice(before);
   });
 
   test("opened on its own, the link keeps its token in the tab's sessionStorage, out of the address bar", async () => {
-    const made = await api().call("POST", "/v1/portal_sessions", { queue_id: ids.queue, listener_ids: [ids.existing] }, 201);
+    const made = await api.call("POST", "/v1/portal_sessions", { queue_id: ids.queue, listener_ids: [ids.existing] }, 201);
     await page().goto(made.portal_session.url);
     await page().locator('[data-listener="acme-prod"]').waitFor({ timeout: UI_WAIT });
-    expect(page().url()).toBe(`${fanout.url}/portal/${made.portal_session.id}`);
+    expect(page().url()).toBe(`${fanout().url}/portal/${made.portal_session.id}`);
     expect(await page().evaluate(storedToken(made.portal_session.id))).toEqual({ token: made.portal_session.url.split("#")[1], cookie: "" });
     await page().reload();
     await page().locator('[data-listener="acme-prod"]').waitFor({ timeout: UI_WAIT });
   });
 
   test("a view-only link shows its listeners and deliveries, and no control that writes", async () => {
-    const made = await api().call("POST", "/v1/portal_sessions", { queue_id: ids.queue, can_manage: false, allowed_origins: [allowed.origin] }, 201);
+    const made = await api.call("POST", "/v1/portal_sessions", { queue_id: ids.queue, can_manage: false, allowed_origins: [allowed.origin] }, 201);
     allowed.show(made.portal_session.url);
     await page().goto(allowed.origin);
     await waitFor(() => page().frames().some((f) => f.url().includes(made.portal_session.id)), UI_WAIT, () => "the view-only portal never loaded");
@@ -241,7 +231,7 @@ browserSuite()("the portal in a browser", () => {
     allowed.show(ids.url);
     await page().goto(allowed.origin);
     await see('[data-listener="acme-prod"]');
-    await api().call("DELETE", `/v1/portal_sessions/${ids.session}`);
+    await api.call("DELETE", `/v1/portal_sessions/${ids.session}`);
     await see(".portal-ended h1", "This link was revoked");
     expect(await frame().locator(".portal-ended a").getAttribute("href")).toBe("https://acme.example/account");
     await see(".portal-brand", "Acme Shipping");
@@ -250,8 +240,8 @@ browserSuite()("the portal in a browser", () => {
     await page().goto(ids.url);
     await page().locator(".portal-ended h1", { hasText: "This link was revoked" }).waitFor({ timeout: UI_WAIT });
     expect(await page().evaluate(storedToken(ids.session))).toEqual({ token: null, cookie: "" });
-    await page().goto(`${fanout.url}/portal/ps_unknown`);
+    await page().goto(`${fanout().url}/portal/ps_unknown`);
     await page().locator(".portal-ended h1", { hasText: "This link is not valid" }).waitFor({ timeout: UI_WAIT });
-    expect(browser.problems).toEqual([]);
+    expect(ui.browser().problems).toEqual([]);
   });
 });

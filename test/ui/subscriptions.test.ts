@@ -6,86 +6,49 @@
  * receiving listener_added. Screenshots at phone and desktop size go to a folder the test prints. The steps build
  * on each other, in order.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { startFanout, waitFor, type Fanout } from "../e2e/harness.ts";
-import { Receiver, deliveryApi } from "../e2e/receiver.ts";
-import { browserSuite, openBrowser, screenshotDir, DESKTOP, PHONE, type Browser } from "./browser.ts";
+import { waitFor } from "../e2e/harness.ts";
+import type { Receiver } from "../e2e/receiver.ts";
+import { browserSuite, DESKTOP } from "./browser.ts";
+import { browserForFile, UI_WAIT } from "./suite.ts";
 
 const ENV = { FANOUT_LIVENESS_INTERVAL: "300ms", FANOUT_DELIVERY_TIMEOUT: "1s" };
-const UI_WAIT = 20_000;
 const GOLD = { names: ["order.*"], data: { total: { $gte: 100 } } };
 
 type Published = { id: string; name: string | null; total: number };
 const isGold = (m: Published) => m.name !== null && m.name.startsWith("order.") && m.total >= 100;
 
 browserSuite()("listener filters, headers and the events queue in a browser", () => {
-  let fanout: Fanout;
+  const ui = browserForFile(ENV);
+  const { fanout, page, url, api, see, signIn, shoot } = ui;
   let gold: Receiver;
   let ops: Receiver;
-  let browser: Browser;
-  let shots: string;
   const published: Published[] = [];
   const ids = { queue: "", listener: "", events: "" };
 
   beforeAll(async () => {
-    [fanout, gold, ops] = await Promise.all([startFanout({ env: ENV }), Receiver.start(), Receiver.start()]);
-    browser = await openBrowser();
-    shots = screenshotDir();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    gold?.close();
-    ops?.close();
-    await fanout?.stop();
+    [gold, ops] = [await ui.receiver(), await ui.receiver()];
   });
 
-  const page = () => browser.page;
-  const url = (path: string) => `${fanout.url}/ui${path}`;
-  const api = () => deliveryApi(fanout);
-  const see = (selector: string, hasText?: string | RegExp) =>
-    page().locator(selector, hasText === undefined ? {} : { hasText }).first().waitFor({ timeout: UI_WAIT });
   const card = () => page().locator('[data-listener="gold"]').first();
-  const listener = () => api().listenerView(ids.queue, ids.listener);
+  const listener = () => api.listenerView(ids.queue, ids.listener);
   const bodyOf = (d: { body: string }) => JSON.parse(d.body) as { id: string; name: string | null; data: any };
 
   async function publish(name: string | null, total: number): Promise<Published> {
-    const id = await api().publish(ids.queue, { total }, name ?? undefined);
+    const id = await api.publish(ids.queue, { total }, name ?? undefined);
     const m = { id, name, total };
     published.push(m);
     return m;
   }
 
-  /**
-   * Both sizes, the whole page and (given `part`) that element alone, legible at full size; neither the page nor
-   * the main navigation may be wider than the screen.
-   */
-  async function shoot(name: string, part?: string): Promise<void> {
-    for (const [size, viewport] of [["phone", PHONE], ["desktop", DESKTOP]] as const) {
-      await page().setViewportSize(viewport);
-      await page().evaluate("window.scrollTo(0, 0)");
-      const overflow = await page().evaluate(`[document.documentElement.scrollWidth - window.innerWidth, ((n) => n.scrollWidth - n.clientWidth)(document.querySelector(".nav"))]`);
-      expect({ name, size, overflow }).toEqual({ name, size, overflow: [0, 0] });
-      await page().screenshot({ path: join(shots, `${name}-${size}.png`), fullPage: true });
-      if (part) await page().locator(part).first().screenshot({ path: join(shots, `${name}-${size}-part.png`) });
-    }
-    await page().setViewportSize(DESKTOP);
-  }
-
-  async function signIn(key: string) {
-    await page().goto(url("/"));
-    await page().fill("input[name=api-key]", key);
-    await page().getByRole("button", { name: "Sign in" }).click();
-    await see("h1", "Queues");
-  }
-
   test("a listener without a filter says it receives every message", async () => {
-    ids.queue = await api().queue("orders");
+    ids.queue = await api.queue("orders");
     for (const [name, total] of [["order.created", 50], ["order.created", 150], ["order.paid", 100], ["invoice.paid", 900], [null, 500], ["order.created", 99]] as const) {
       await publish(name, total);
     }
-    ids.listener = (await api().listener(ids.queue, "gold", { notifyUrl: gold.notifyUrl, livenessUrl: gold.livenessUrl })).id;
-    await signIn(fanout.key);
+    ids.listener = (await api.listener(ids.queue, "gold", { notifyUrl: gold.notifyUrl, livenessUrl: gold.livenessUrl })).id;
+    await signIn(fanout().key);
     await page().goto(url(`/queues/${ids.queue}`));
     await see('[data-listener="gold"] dd', "every message");
   });
@@ -131,7 +94,7 @@ browserSuite()("listener filters, headers and the events queue in a browser", ()
     // Fan-out follows publishing order, so once the last message arrived the others were fanned out too.
     await waitFor(() => gold.deliveries().some((d) => bodyOf(d).id === taken.id), UI_WAIT, () => "the matching message was not delivered");
     expect(gold.deliveries().slice(before).map((d) => bodyOf(d).id)).toEqual([taken.id]);
-    for (const m of refused) expect((await api().message(ids.queue, m.id)).deliveries).toEqual([]);
+    for (const m of refused) expect((await api.message(ids.queue, m.id)).deliveries).toEqual([]);
   });
 
   test("headers: added through the form, hidden once saved, sent with deliveries; a reserved name is refused by path", async () => {
@@ -179,8 +142,8 @@ browserSuite()("listener filters, headers and the events queue in a browser", ()
 
   test("a key that may only read the listener sees values hidden, and loses the controls once a save is refused", async () => {
     const scopes = [{ resource: "queues", access: "read", targets: ["*"] }, { resource: "listeners", access: "read", targets: ["*"] }];
-    const reader = (await api().call("POST", "/v1/api_keys", { name: "reader", scopes })).api_key as string;
-    const seen = await fanout.call("h1", "GET", `/v1/queues/${ids.queue}/listeners/${ids.listener}`, { key: reader });
+    const reader = (await api.call("POST", "/v1/api_keys", { name: "reader", scopes })).api_key as string;
+    const seen = await fanout().call("h1", "GET", `/v1/queues/${ids.queue}/listeners/${ids.listener}`, { key: reader });
     expect(seen.body.listener.headers).toEqual({ Authorization: "[hidden]" });
 
     await page().getByRole("button", { name: "Sign out" }).click();
@@ -203,7 +166,7 @@ browserSuite()("listener filters, headers and the events queue in a browser", ()
     expect((await listener()).headers).toEqual({ Authorization: "Bearer rotated" });
 
     await page().getByRole("button", { name: "Sign out" }).click();
-    await signIn(fanout.key);
+    await signIn(fanout().key);
   });
 
   test("a new listener can take a filter from the add form", async () => {
@@ -218,14 +181,14 @@ browserSuite()("listener filters, headers and the events queue in a browser", ()
     await see("form .filter-trial", `Would receive ${invoices} of the last ${published.length} messages.`);
     await page().getByRole("button", { name: "Add listener" }).click();
     await see(".notice-ok", "Listener invoices added");
-    const made = (await api().call("GET", `/v1/queues/${ids.queue}/listeners`)).listeners.find((l: { name: string }) => l.name === "invoices");
+    const made = (await api.call("GET", `/v1/queues/${ids.queue}/listeners`)).listeners.find((l: { name: string }) => l.name === "invoices");
     expect(made.filter).toEqual({ names: ["invoice.*"] });
     await see('[data-listener="invoices"] .filter-summary', "invoice.*");
   });
 
   test("the Organization view sets the events queue, and a listener there receives listener_added", async () => {
-    ids.events = await api().queue("ops-events");
-    await api().call("POST", `/v1/queues/${ids.events}/listeners`, {
+    ids.events = await api.queue("ops-events");
+    await api.call("POST", `/v1/queues/${ids.events}/listeners`, {
       name: "ops", notify_url: ops.notifyUrl, liveness_url: ops.livenessUrl, filter: { names: ["listener_added"] },
     });
     await page().getByRole("link", { name: "Organization" }).click();
@@ -234,11 +197,11 @@ browserSuite()("listener filters, headers and the events queue in a browser", ()
     await page().selectOption("select[name=events-queue]", { label: "ops-events" });
     await page().getByRole("button", { name: "Save", exact: true }).click();
     await see(".notice-ok", "usage events are now also published to ops-events");
-    const org = (await api().call("GET", "/v1/events?limit=1")).events[0].client.id;
-    expect((await api().call("GET", `/v1/api_clients/${org}`)).api_client.events_queue_id).toBe(ids.events);
+    const org = (await api.call("GET", "/v1/events?limit=1")).events[0].client.id;
+    expect((await api.call("GET", `/v1/api_clients/${org}`)).api_client.events_queue_id).toBe(ids.events);
     await shoot("organization");
 
-    const added = await api().listener(ids.queue, "audit", { notifyUrl: gold.notifyUrl, livenessUrl: gold.livenessUrl });
+    const added = await api.listener(ids.queue, "audit", { notifyUrl: gold.notifyUrl, livenessUrl: gold.livenessUrl });
     const [event] = await waitFor(() => { const d = ops.deliveries().map(bodyOf).filter((b) => b.data?.listener?.id === added.id); return d.length > 0 && d; }, UI_WAIT, () => "no listener_added webhook reached the events queue's listener");
     expect(event!.name).toBe("listener_added");
     expect(event!.data).toMatchObject({ type: "listener_added", listener: { id: added.id, name: "audit" }, queue: { id: ids.queue } });
@@ -247,7 +210,7 @@ browserSuite()("listener filters, headers and the events queue in a browser", ()
     await page().selectOption("select[name=events-queue]", { label: "None" });
     await page().getByRole("button", { name: "Save", exact: true }).click();
     await see(".notice-ok", "no longer published to a queue");
-    expect((await api().call("GET", `/v1/api_clients/${org}`)).api_client.events_queue_id).toBeNull();
+    expect((await api.call("GET", `/v1/api_clients/${org}`)).api_client.events_queue_id).toBeNull();
   });
 
   test("the listeners with their filters and headers, as the README shows them", async () => {
@@ -257,7 +220,7 @@ browserSuite()("listener filters, headers and the events queue in a browser", ()
     await shoot("listeners-filtered", ".listener-grid");
     await page().setViewportSize({ width: DESKTOP.width, height: 1000 });
     await page().evaluate("window.scrollTo(0, 0)");
-    await page().screenshot({ path: join(shots, "readme-listeners.png") });
+    await page().screenshot({ path: join(ui.shots(), "readme-listeners.png") });
     await page().setViewportSize(DESKTOP);
   });
 
@@ -268,7 +231,7 @@ browserSuite()("listener filters, headers and the events queue in a browser", ()
     await see('[data-listener="invoices"] .notice-ok', "Filter removed");
     await see('[data-listener="invoices"] dd', "every message");
     await see('[data-listener="invoices"] .filter-trial', "Receives every message of the queue.");
-    const made = (await api().call("GET", `/v1/queues/${ids.queue}/listeners`)).listeners.find((l: { name: string }) => l.name === "invoices");
+    const made = (await api.call("GET", `/v1/queues/${ids.queue}/listeners`)).listeners.find((l: { name: string }) => l.name === "invoices");
     expect(made.filter).toBeNull();
   });
 
@@ -277,6 +240,6 @@ browserSuite()("listener filters, headers and the events queue in a browser", ()
     await see(".events .badge", "listener state changed");
     await see(".events .event-change", "pending → stable");
     await shoot("events-state-changes", ".events tbody");
-    expect(browser.problems).toEqual([]);
+    expect(ui.browser().problems).toEqual([]);
   });
 });

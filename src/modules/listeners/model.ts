@@ -1,6 +1,7 @@
-import { t, type TSchema } from "elysia";
+import { t } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { Links, ResourceName } from "../shared-model.ts";
+import { Links, Nullable, ResourceName } from "../shared-model.ts";
+import { DeliveryProgressFields } from "../delivery-progress.ts";
 
 /**
  * Absolute http(s) URL, shape only (400 when it fails). Whether its host may be reached is the egress policy's
@@ -147,16 +148,9 @@ export const SecretResponse = t.Object({
   _links: Links,
 });
 
-const Nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Null()]);
-
 const ListenerDelivery = t.Object({
   message: t.Object({ id: t.String(), name: Nullable(t.String()), created_at: t.Integer({ description: "epoch ms" }) }),
-  state: t.Union([t.Literal("pending"), t.Literal("sending"), t.Literal("acknowledged"), t.Literal("missed")]),
-  attempts: t.Integer({ description: "attempts made in this cycle so far" }),
-  next_attempt_at: Nullable(t.Integer({ description: "epoch ms" })),
-  last_status: Nullable(t.Integer({ description: "HTTP status of the last attempt" })),
-  last_error: Nullable(t.String({ description: "why the last attempt failed without a status" })),
-  cycle: t.Integer({ description: "1 for the publish's delivery; each redelivery or replay starts the next" }),
+  ...DeliveryProgressFields,
   updated_at: t.Integer({ description: "epoch ms of the last change" }),
 });
 export const ListenerDeliveryListResponse = t.Object(

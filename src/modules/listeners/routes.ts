@@ -9,6 +9,7 @@ import { makeTargetPolicy, type TargetPolicy } from "../../delivery/egress.ts";
 import type { Listener, ListenerDelivery, ListenerLine, ListenerSecrets } from "../../store/index.ts";
 import * as m from "./model.ts";
 import * as service from "./service.ts";
+import { deliveryProgressView } from "../delivery-progress.ts";
 import { testFilter } from "./filter-test.ts";
 
 const listenerPath = (queueId: string, id: string) => `/queues/${queueId}/listeners/${id}`;
@@ -53,12 +54,7 @@ function secretView(origin: string, queueId: string, id: string, s: ListenerSecr
 
 const deliveryView = (d: ListenerDelivery) => ({
   message: { id: d.message.id, name: d.message.name, created_at: d.message.createdAt },
-  state: d.state,
-  attempts: d.attempts,
-  next_attempt_at: d.nextAttemptAt,
-  last_status: d.lastStatus,
-  last_error: d.lastError,
-  cycle: d.cycle,
+  ...deliveryProgressView(d),
   updated_at: d.updatedAt,
 });
 

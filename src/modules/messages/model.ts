@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { Links, ResourceName } from "../shared-model.ts";
+import { Links, Nullable, ResourceName } from "../shared-model.ts";
+import { DeliveryProgressFields } from "../delivery-progress.ts";
 
 /**
  * Any JSON value. Spelled out as a union rather than t.Unknown because TypeBox lets an Unknown property be
@@ -26,16 +27,10 @@ export const MessageParams = t.Object({ queue_id: t.String(), message_id: t.Stri
 
 const MessageRef = t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]) });
 const ListenerRef = t.Object({ id: t.String(), name: t.String() });
-const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
 
 const Delivery = t.Object({
   listener: ListenerRef,
-  state: t.Union([t.Literal("pending"), t.Literal("sending"), t.Literal("acknowledged"), t.Literal("missed")]),
-  attempts: t.Integer({ description: "attempts made so far" }),
-  next_attempt_at: Nullable(t.Integer({ description: "epoch ms" })),
-  last_status: Nullable(t.Integer({ description: "HTTP status of the last attempt" })),
-  last_error: Nullable(t.String({ description: "why the last attempt failed without a status" })),
-  cycle: t.Integer({ description: "1 for the publish's delivery; each redelivery or replay starts the next, with a fresh retry schedule" }),
+  ...DeliveryProgressFields,
 });
 
 const MessageFull = t.Object({

@@ -5,6 +5,7 @@ import { emptyOk, refusals } from "../../http/openapi.ts";
 import { itemLinks, link, type Links } from "../../http/links.ts";
 import { PagingQuery, pageOf, pagingHeaders } from "../../http/paging.ts";
 import type { Attempt, DeliveryStatus } from "../../store/index.ts";
+import { deliveryProgressView } from "../delivery-progress.ts";
 import { Query } from "../shared-model.ts";
 import * as m from "./model.ts";
 import * as service from "./service.ts";
@@ -26,15 +27,7 @@ function messageLinks(origin: string, queueId: string, id: string): Links {
   return { self: link(origin, self), queue: link(origin, `/queues/${queueId}`), attempts: link(origin, `${self}/attempts`) };
 }
 
-const deliveryView = (d: DeliveryStatus) => ({
-  listener: { id: d.listenerId, name: d.listenerName },
-  state: d.state,
-  attempts: d.attempts,
-  next_attempt_at: d.nextAttemptAt,
-  last_status: d.lastStatus,
-  last_error: d.lastError,
-  cycle: d.cycle,
-});
+const deliveryView = (d: DeliveryStatus) => ({ listener: { id: d.listenerId, name: d.listenerName }, ...deliveryProgressView(d) });
 
 const attemptView = (a: Attempt) => ({
   listener: { id: a.listenerId, name: a.listenerName },
