@@ -9,6 +9,7 @@ import { tempFolder } from "../support/temp.ts";
 import { openSqliteStore } from "../../src/store/sqlite/index.ts";
 import { openPostgresStore } from "../../src/store/postgres/index.ts";
 import type { Store } from "../../src/store/index.ts";
+import type { Clock } from "../../src/lib/clock.ts";
 import { createTestDatabase, postgresAvailable, type TestDatabase } from "../support/postgres.ts";
 
 export type Backend = {
@@ -17,7 +18,8 @@ export type Backend = {
   /** SQLite writes a publish's deliveries later, from the delivery worker's claim, a slice at a time. */
   fansOutInClaims: boolean;
   /** Another instance's store on the database the last `open` made (PostgreSQL: instances share one). */
-  openAnother?(): Promise<Store>;
+  /** A second instance on the same database; `clock` drives what it remembers (found API keys). */
+  openAnother?(clock?: Clock): Promise<Store>;
 };
 
 const freshFile = () => join(tempFolder("fanout-store-"), "store.db");
@@ -46,8 +48,8 @@ function postgres(): Backend {
       if (!first) await db.exec(EMPTY);
       return openPostgresStore(db.url, { pool: 4, role: "test", migrate: first });
     },
-    async openAnother() {
-      return openPostgresStore((await database!).url, { pool: 4, role: "test", migrate: false });
+    async openAnother(clock?: Clock) {
+      return openPostgresStore((await database!).url, { pool: 4, role: "test", migrate: false, clock });
     },
   };
 }

@@ -7,10 +7,13 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { storeBackends } from "./backends.ts";
 import type { LockoutRule, Store } from "../../src/store/index.ts";
 import { waitFor } from "../support/wait.ts";
+import { manualClock } from "../../src/lib/clock.ts";
 
 const T0 = 1_700_000_000_000;
 const actor = { keyId: "key_test", keyName: "test" };
 const rule: LockoutRule = { attempts: 3, windowMs: 60_000, lockMs: 300_000 };
+/** b's clock: it stands still, so a key b found stays in its cache for the whole test. */
+const clock = manualClock();
 
 for (const backend of storeBackends().filter((b) => b.openAnother)) {
   describe(`${backend.name} store: several instances`, () => {
@@ -18,7 +21,8 @@ for (const backend of storeBackends().filter((b) => b.openAnother)) {
     let b: Store;
     beforeEach(async () => {
       a = await backend.open();
-      b = await backend.openAnother!();
+      clock.set(T0);
+      b = await backend.openAnother!(clock);
     });
     afterEach(async () => {
       await a.close();
@@ -68,8 +72,8 @@ for (const backend of storeBackends().filter((b) => b.openAnother)) {
       await b.lockouts!.watch({ locked: () => {}, resync: () => {} }); // resolves once b's subscription is up
       expect((await b.apiKeys.authenticate("h1"))?.status).toBe("enabled"); // now remembered by b
       await a.apiKeys.update(org.id, key.id, { status: "disabled" }, T0 + 1, actor);
-      // The deadline is the claim: well inside the cache's 5 s, so only the notification can make b see it.
-      await waitFor(async () => (await b.apiKeys.authenticate("h1"))?.status === "disabled", 2_000,
+      // b's clock stands still, so its cache never ages out here: only the notification can make b see it.
+      await waitFor(async () => (await b.apiKeys.authenticate("h1"))?.status === "disabled", 10_000,
         () => "b still takes the key: it waits for its cache to age out");
     });
   });

@@ -7,6 +7,7 @@ import type { PgDb, PgTx } from "./client.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { Actor, ApiKey, ApiKeyStore, NewApiKey } from "../index.ts";
 import { keyChanges, newKey, toKey } from "../rows.ts";
+import type { Clock } from "../../lib/clock.ts";
 
 /** Inside the caller's transaction, so onboarding makes an organization and its owner key atomically. */
 export async function insertKey(tx: PgTx, orgId: string, key: NewApiKey, now: number, actor: Actor | null): Promise<ApiKey> {
@@ -26,14 +27,14 @@ async function find(db: PgDb | PgTx, orgId: string, id: string): Promise<ApiKey>
  * Found keys are remembered briefly, as on SQLite. A change made by this process clears the cache after it commits
  * and tells the other instances (`changed`); one made by another instance reaches this one through `forget`, which
  * the store calls on that notification (notifications.ts). `watch` starts that subscription, at the first lookup;
- * the lifetime bounds what a lost notification can leave.
+ * the lifetime (on the store's clock) bounds what a lost notification can leave.
  */
 const CACHE_MS = 5_000;
 const CACHE_MAX = 10_000;
 
 export type CachedApiKeyStore = ApiKeyStore & { forget(): void };
 
-export function apiKeyStore({ db, write }: Conn, changed: () => void, watch: () => void): CachedApiKeyStore {
+export function apiKeyStore({ db, write }: Conn, changed: () => void, watch: () => void, clock: Clock): CachedApiKeyStore {
   const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder("hash"))).prepare("api_key_by_hash");
   const cache = new Map<string, { key: ApiKey; until: number }>();
   const forget = () => cache.clear();
@@ -67,12 +68,12 @@ export function apiKeyStore({ db, write }: Conn, changed: () => void, watch: () 
       guarded(async () => {
         watch();
         const hit = cache.get(hash);
-        if (hit && hit.until > performance.now()) return hit.key;
+        if (hit && hit.until > clock.now()) return hit.key;
         const [row] = await byHash.execute({ hash });
         if (!row) return null;
         if (cache.size >= CACHE_MAX) cache.clear();
         const key = toKey(row);
-        cache.set(hash, { key, until: performance.now() + CACHE_MS });
+        cache.set(hash, { key, until: clock.now() + CACHE_MS });
         return key;
       }),
   };

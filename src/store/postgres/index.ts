@@ -71,7 +71,7 @@ export async function openPostgresStore(location: string, options: PostgresOptio
   const conn: Conn = { db, client, write: (fn) => writes.alone(() => db.transaction(fn)) };
   const leadership = new Leadership(target, LOCKS.sweeps, options.role);
   const feed = changeFeed(client);
-  const apiKeys = apiKeyStore(conn, () => feed.announce({ kind: "keys" }), feed.start);
+  const apiKeys = apiKeyStore(conn, () => feed.announce({ kind: "keys" }), feed.start, options.clock ?? systemClock);
   feed.keys = apiKeys;
   const deliveries = deliveryStore(client);
   const checkWritable = deliveries.checkWritable;
