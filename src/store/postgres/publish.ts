@@ -4,7 +4,10 @@
  *
  *   input   one row per publish, from one JSON text;
  *   q       the queues they name, FOR SHARE: a schema change or a delete waits for this commit, and a publish
- *           that waited sees the queue as that change left it;
+ *           that waited sees the queue as that change left it. A queue with a FIFO listener is locked FOR NO
+ *           KEY UPDATE instead, so its publishes commit one at a time, in the order of their messages' seq: a
+ *           FIFO line takes its oldest pending message as its head, and a message that committed before an
+ *           earlier seq would be sent ahead of it;
  *   ok      the publishes whose queue exists in their organization with the schema they were checked against;
  *   m       their messages;
  *   l       the listeners of those queues, FOR KEY SHARE: a listener's delete waits for this commit, and then its
@@ -40,6 +43,9 @@ import type { Actor, PublishInput, PublishedMessage } from "../index.ts";
 export type Routing = { considered: { seq: number; rev: number }[]; matched: number[] };
 export type Publish = PublishInput & { orgId: string; queueId: string; now: number; actor: Actor };
 
+/** Whether the queue row `queues` has a FIFO listener, whose line needs its messages committed in seq order. */
+const HAS_FIFO = "EXISTS (SELECT 1 FROM listeners f WHERE f.queue_id = queues.id AND f.ordering = 'fifo')";
+
 export const PUBLISH_SQL = `
 WITH input AS (
   SELECT * FROM json_to_recordset($1::text::json)
@@ -48,9 +54,13 @@ WITH input AS (
       only_listener text)
 ),
 considered AS (SELECT * FROM json_to_recordset($3::text::json) AS t(seq int8, rev int8)),
-q AS (
-  SELECT id, org_id, name, schema_id FROM queues WHERE id IN (SELECT queue_id FROM input) ORDER BY id FOR SHARE
+shared AS (
+  SELECT id, org_id, name, schema_id FROM queues WHERE id IN (SELECT queue_id FROM input) AND NOT ${HAS_FIFO} ORDER BY id FOR SHARE
 ),
+serial AS (
+  SELECT id, org_id, name, schema_id FROM queues WHERE id IN (SELECT queue_id FROM input) AND ${HAS_FIFO} ORDER BY id FOR NO KEY UPDATE
+),
+q AS (SELECT * FROM shared UNION ALL SELECT * FROM serial),
 l AS (
   SELECT seq, id, queue_id, filter IS NOT NULL AS filtered, filter_rev, ordering FROM listeners WHERE queue_id IN (SELECT id FROM q)
   ORDER BY seq FOR KEY SHARE
