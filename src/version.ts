@@ -25,7 +25,7 @@ export function buildCommit(): string {
   return commit;
 }
 
-/** `0.1.0 (f982e31)`: what `fanout version` prints after the name, and what a migrated database records. */
+/** `0.2.0 (105d7ea)`: what `fanout version` prints after the name, and what a migrated database records. */
 export function fullVersion(): string {
   return `${VERSION} (${buildCommit()})`;
 }

@@ -1,6 +1,7 @@
 /** Liveness end to end: probes, states, and deliveries held while a listener is down. */
 import { expect, test } from "bun:test";
 import { waitFor } from "./harness.ts";
+import { VERSION } from "../../src/version.ts";
 import { serverForFile, status } from "./receiver.ts";
 
 // A held delivery becomes missed after the schedule's total, 1.5 s here: long enough to observe it held.
@@ -22,7 +23,7 @@ test("a listener is probed with GET and becomes stable after a success", async (
   const stable = await waitForState(queue, l.id, "stable");
   expect(stable.success_count).toBeGreaterThanOrEqual(1);
   expect(stable.failure_count).toBe(0);
-  expect(r.probes()[0]).toMatchObject({ method: "GET", headers: { "user-agent": "fanout/0.1.0" } });
+  expect(r.probes()[0]).toMatchObject({ method: "GET", headers: { "user-agent": `fanout/${VERSION}` } });
 });
 
 test("failing probes make a listener unstable, then down after three in a row", async () => {

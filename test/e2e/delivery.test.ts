@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { PROTOS, waitFor } from "./harness.ts";
+import { VERSION } from "../../src/version.ts";
 import { deliveryApi, serverForFile, status } from "./receiver.ts";
 
 // Three attempts in all (the first and two retries), 500 ms each at most.
@@ -39,7 +40,7 @@ test("the request carries the documented payload and headers, signed per Standar
   const [got] = await r.waitForDeliveries(1);
   const message = await api.message(queue, id);
   expect(got!.method).toBe("POST");
-  expect(got!.headers).toMatchObject({ "content-type": "application/json", "user-agent": "fanout/0.1.0", "webhook-id": id });
+  expect(got!.headers).toMatchObject({ "content-type": "application/json", "user-agent": `fanout/${VERSION}`, "webhook-id": id });
   expect(Math.abs(Number(got!.headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(10);
   const payload = new Webhook(l.secret).verify(got!.body, got!.headers);
   expect(payload).toEqual({ id, name: "order.created", queue: { id: queue, name: "signed" }, data, created_at: message.created_at });
