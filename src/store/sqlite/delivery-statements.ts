@@ -40,10 +40,11 @@ export const SQL = {
     FROM messages m JOIN listeners l INDEXED BY listeners_unfiltered ON l.queue_id = m.queue_id AND l.from_seq < m.seq AND l.filter IS NULL
     WHERE m.seq > $cursor AND m.seq <= $upTo AND l.seq NOT IN (SELECT value FROM json_each($filtered))
       AND (m.only_listener IS NULL OR m.only_listener = l.seq)`,
-  // The [message seq, listener seq] pairs a filter took; a message or listener deleted since is skipped.
+  // The pairs a filter took, each one integer: the message's seq past $cursor times $k, plus the listener's seq
+  // (fanout-filters.ts). A message or listener deleted since is skipped.
   fanOutPairs: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at, line)
     SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at, ${LINE}
-    FROM json_each($pairs) CROSS JOIN messages m ON m.seq = json_each.value ->> 0 CROSS JOIN listeners l ON l.seq = json_each.value ->> 1
+    FROM json_each($pairs) CROSS JOIN messages m ON m.seq = $cursor + json_each.value / $k CROSS JOIN listeners l ON l.seq = json_each.value % $k
     ORDER BY json_each.key`,
   // Listeners judged one message at a time: those with a filter, and those whose earlier filter still judges
   // messages waiting for their fan-out.
