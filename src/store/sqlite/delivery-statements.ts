@@ -40,16 +40,19 @@ export const SQL = {
     FROM messages m JOIN listeners l INDEXED BY listeners_unfiltered ON l.queue_id = m.queue_id AND l.from_seq < m.seq AND l.filter IS NULL
     WHERE m.seq > $cursor AND m.seq <= $upTo AND l.seq NOT IN (SELECT value FROM json_each($filtered))
       AND (m.only_listener IS NULL OR m.only_listener = l.seq)`,
-  // The [message seq, listener seq] pairs a filter took; a message or listener deleted since is skipped.
+  // The pairs a filter took, each one integer: the message's seq past $cursor times $k, plus the listener's seq
+  // (fanout-filters.ts). A message or listener deleted since is skipped.
   fanOutPairs: `INSERT INTO deliveries (org_id, message_seq, listener_seq, state, attempt, next_attempt_at, created_at, updated_at, line)
     SELECT m.org_id, m.seq, l.seq, 'pending', 0, m.created_at, m.created_at, m.created_at, ${LINE}
-    FROM json_each($pairs) CROSS JOIN messages m ON m.seq = json_each.value ->> 0 CROSS JOIN listeners l ON l.seq = json_each.value ->> 1
+    FROM json_each($pairs) CROSS JOIN messages m ON m.seq = $cursor + json_each.value / $k CROSS JOIN listeners l ON l.seq = json_each.value % $k
     ORDER BY json_each.key`,
-  // Listeners judged one message at a time: those with a filter, and those whose earlier filter still judges
-  // messages waiting for their fan-out.
+  // Listeners judged one message at a time: those with a filter, and those without one whose earlier filter
+  // still judges messages waiting for their fan-out. The two sets are disjoint: UNION ALL, not a sort of every
+  // row with its filter text to drop duplicates on every step.
   filteredListeners: `SELECT seq, queue_id AS queueId, from_seq AS fromSeq, filter FROM listeners INDEXED BY listeners_filtered
       WHERE filter IS NOT NULL
-    UNION SELECT seq, queue_id, from_seq, filter FROM listeners WHERE seq IN (SELECT listener_seq FROM listener_filters)`,
+    UNION ALL SELECT seq, queue_id, from_seq, filter FROM listeners
+      WHERE filter IS NULL AND seq IN (SELECT listener_seq FROM listener_filters)`,
   filterHistory: `SELECT listener_seq AS listenerSeq, upto_seq AS uptoSeq, filter FROM listener_filters
     WHERE upto_seq > $cursor ORDER BY listener_seq, upto_seq`,
   // One queue's messages of a slice, in seq order straight from the (queue_id, seq) index.

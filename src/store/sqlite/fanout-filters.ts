@@ -11,8 +11,12 @@ import { FANOUT_ROWS } from "../deliveries.ts";
 import type { Statements } from "./delivery-statements.ts";
 import type { Raw } from "./shared.ts";
 
-/** What one fan-out step writes, decided outside the write lock; `cursor` is checked again under it. */
-export type FanoutPlan = { cursor: number; upTo: number; top: number; filtered: number[]; pairs: [number, number][] };
+/**
+ * What one fan-out step writes, decided outside the write lock; `cursor` is checked again under it. `pairs` is
+ * the JSON of the pairs the filters took, each one integer (encodePair), so that under the lock SQLite splits it
+ * with a division where `[message, listener]` cost two JSON parses a pair; `k` is its factor.
+ */
+export type FanoutPlan = { cursor: number; upTo: number; top: number; filtered: number[]; pairs: string | null; k: number };
 
 type FilteredListener = { seq: number; queueId: string; fromSeq: number; filter: string | null };
 type HistoryRow = { listenerSeq: number; uptoSeq: number; filter: string | null };
@@ -35,9 +39,14 @@ export class FanoutPlanner {
     if (top <= cursor) return null;
     const { upTo } = s.fanoutUpTo.get({ cursor, top }) as { upTo: number };
     const listeners = s.filteredListeners.all() as FilteredListener[];
-    if (listeners.length === 0) return { cursor, upTo, top, filtered: [], pairs: [] };
-    const { pairs, cut } = this.judge(s, listeners, cursor, upTo);
-    return { cursor, upTo: cut, top, filtered: listeners.map((l) => l.seq), pairs };
+    if (listeners.length === 0) return { cursor, upTo, top, filtered: [], pairs: null, k: 1 };
+    const filtered = listeners.map((l) => l.seq);
+    const k = filtered.reduce((max, seq) => Math.max(max, seq), 0) + 1;
+    // No further than every pair encodes exactly in a double.
+    const span = Math.max(1, Math.floor(Number.MAX_SAFE_INTEGER / k) - 1);
+    const { pairs, cut } = this.judge(s, listeners, cursor, Math.min(upTo, cursor + span));
+    const encoded = pairs.length > 0 ? JSON.stringify(pairs.map((p) => encodePair(p, cursor, k))) : null;
+    return { cursor, upTo: cut, top, filtered, pairs: encoded, k };
   }
 
   /**
@@ -111,6 +120,9 @@ function judgeMessage(m: SliceMessage, judges: Judge[], pairs: [number, number][
   }
 }
 
+/** A pair as one integer, below 2^53 for a message within the plan's span past `cursor` (fanOutPairs splits it). */
+const encodePair = ([message, listener]: [number, number], cursor: number, k: number) => (message - cursor) * k + listener;
+
 function filterAt(j: Judge, seq: number): Verdict {
   for (let i = 0; i < j.upto.length; i++) if (seq <= j.upto[i]!) return j.versions[i]!;
   return j.current;
@@ -124,7 +136,7 @@ export function applyFanout(s: Statements, plan: FanoutPlan): boolean {
   const { cursor } = s.fanoutState.get() as { cursor: number };
   if (cursor !== plan.cursor) return true;
   s.fanOut.run({ cursor: plan.cursor, upTo: plan.upTo, filtered: JSON.stringify(plan.filtered) });
-  if (plan.pairs.length > 0) s.fanOutPairs.run({ pairs: JSON.stringify(plan.pairs) });
+  if (plan.pairs !== null) s.fanOutPairs.run({ pairs: plan.pairs, cursor, k: plan.k });
   if (plan.filtered.length > 0) s.pruneFilters.run({ upTo: plan.upTo });
   s.advanceFanout.run({ upTo: plan.upTo });
   return plan.upTo < plan.top;
