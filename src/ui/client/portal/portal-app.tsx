@@ -127,7 +127,7 @@ function Ended({ id }: { id: string }) {
   }, [id]);
   if (!state.loaded) return <main class="main portal-main"><Loading what="the portal" /></main>;
   const s = state.session;
-  // A token the server refused for an active session is not this session's: the link was altered.
+  // A token the server refused while its portal session is active is not that link's token: the link was altered.
   const status = s ? (s.status === "active" && session.endedBecause() ? "unknown" : s.status) : "unknown";
   const [title, text] = ENDED[status]!;
   return (
