@@ -175,10 +175,15 @@ for (const proto of PROTOS) {
       const fromStart = (await ok("GET", "/v1/events?limit=5")).events;
       expect((await ok("GET", `/v1/events?limit=5&startAfter=${start.stored_at}`)).events).toEqual(fromStart);
       expect((await ok("GET", `/v1/events?limit=5&startAfterId=${start.id}`)).events).toEqual(fromStart);
-      const all = await eventsAfter(null, "limit=1000");
+      // The server records events of its own (a listener's liveness) meanwhile: the page is bounded by the counts
+      // read before and after it, and events are only added.
+      const before = (await eventsAfter(null, "limit=1000")).length;
       const page = await ok("GET", "/v1/events");
-      expect(page.events).toHaveLength(Math.min(100, all.length));
-      expect(Boolean(page._links.next)).toBe(all.length > 100);
+      const after = (await eventsAfter(null, "limit=1000")).length;
+      expect(page.events.length).toBeGreaterThanOrEqual(Math.min(100, before));
+      expect(page.events.length).toBeLessThanOrEqual(Math.min(100, after));
+      if (before > 100) expect(page._links.next).toBeTruthy();
+      if (after <= 100) expect(page._links.next).toBeFalsy();
     });
 
     test("needs a read scope on events", async () => {
