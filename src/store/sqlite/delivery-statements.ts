@@ -7,6 +7,7 @@
 import type { Database, Statement } from "bun:sqlite";
 import { FANOUT_CHUNK, FANOUT_ROWS } from "../deliveries.ts";
 import { CURSOR_SQL } from "./fanout.ts";
+import { planOnce } from "./plan-once.ts";
 
 /** Newest 100 kept: the oldest id drops out when a new one joins a full list. */
 const MISSED_KEEP = 100;
@@ -177,6 +178,6 @@ export type Statements = { -readonly [K in keyof typeof SQL]: Statement };
 
 export function prepareStatements(db: Database): Statements {
   const out = {} as Statements;
-  for (const [name, sql] of Object.entries(SQL)) out[name as keyof typeof SQL] = db.prepare(sql);
+  for (const [name, sql] of Object.entries(SQL)) out[name as keyof typeof SQL] = db.prepare(planOnce(sql));
   return out;
 }

@@ -12,6 +12,7 @@ import type { Database } from "bun:sqlite";
 import { idFloor, idTime } from "../../lib/ids.ts";
 import type { ReplayWindow } from "../index.ts";
 import type { Db } from "./shared.ts";
+import { planOnce } from "./plan-once.ts";
 
 const MARGIN_MS = 1_000;
 /** Message seqs counted per statement: a few milliseconds of the API thread each, with a turn of the event loop between. */
@@ -63,13 +64,13 @@ type Replay = { id: number; listenerSeq: number; since: number; until: number; o
 export function replayStatements(sqlite: Database) {
   const oldest = sqlite.prepare<Replay, []>(`SELECT id, listener_seq AS listenerSeq, since, until, only, to_seq AS toSeq,
     done_seq AS doneSeq FROM replays ORDER BY id LIMIT 1`);
-  const chunkEnd = sqlite.prepare<{ seq: number }, [Record<string, number>]>(`SELECT message_seq AS seq FROM deliveries
-    WHERE listener_seq = $listener AND message_seq > $done AND message_seq <= $to ORDER BY message_seq LIMIT 1 OFFSET $skip`);
-  const start = sqlite.prepare<never, [Record<string, string | number>]>(`UPDATE deliveries AS d SET state = 'pending',
+  const chunkEnd = sqlite.prepare<{ seq: number }, [Record<string, number>]>(planOnce(`SELECT message_seq AS seq FROM deliveries
+    WHERE listener_seq = $listener AND message_seq > $done AND message_seq <= $to ORDER BY message_seq LIMIT 1 OFFSET $skip`));
+  const start = sqlite.prepare<never, [Record<string, string | number>]>(planOnce(`UPDATE deliveries AS d SET state = 'pending',
       next_attempt_at = $now, attempt = 0, cycle = cycle + 1, held_since = NULL, last_status = NULL, last_error = NULL, updated_at = $now
     WHERE d.listener_seq = $listener AND d.message_seq > $done AND d.message_seq <= $upTo AND ${FINAL_STATES} = 1
       AND (SELECT m.created_at FROM messages m WHERE m.seq = d.message_seq) >= $since
-      AND (SELECT m.created_at FROM messages m WHERE m.seq = d.message_seq) < $until`);
+      AND (SELECT m.created_at FROM messages m WHERE m.seq = d.message_seq) < $until`));
   const progress = sqlite.prepare<never, [Record<string, number>]>("UPDATE replays SET done_seq = $done WHERE id = $id");
   const finish = sqlite.prepare<never, [Record<string, number>]>("DELETE FROM replays WHERE id = $id");
   /** One chunk of the oldest replay, in the caller's transaction. */
