@@ -93,6 +93,8 @@ function lines(s: Statements, req: ClaimRequest, chosen: Selection, now: number)
     const room = req.limit - chosen.ids.length;
     if (room <= 0) break;
     const rows = (l.down ? s.dueOfListener.all({ now, seq: l.seq, n: room }) : s.fifoHead.all({ now, seq: l.seq })) as { id: number }[];
+    // The head just read is the line's turn: inTurn need not ask again.
+    if (!l.down && !chosen.heads.has(l.seq)) chosen.heads.set(l.seq, rows[0]?.id ?? null);
     select(s, rows.map((r) => ({ ...l, id: r.id, listenerSeq: l.seq })), req, chosen, now);
   }
   return { ids: chosen.ids, rated: chosen.rated };
