@@ -4,8 +4,8 @@
  * It then marks the statement to be planned again whenever that parameter is bound, which bun:sqlite does on
  * every run: 10-30 µs a run for the claim's statements, more than the statement itself (docs/performance.md,
  * "Statements planned once"). A unary plus makes each parameter an expression the planner does not look into;
- * the value and its affinity are unchanged (SQLite's "+" is a no-op), and the plans stay the same
- * (delivery-statements.test.ts checks them). Our partial indexes are matched by literals in the SQL, never by
+ * the value and its affinity are unchanged (SQLite's "+" is a no-op), and each statement keeps its
+ * index (delivery-statements.test.ts checks the plans). Our partial indexes are matched by literals in the SQL, never by
  * bound values, so nothing is lost.
  */
 
