@@ -33,7 +33,7 @@ export function headersOf(delivery: ClaimedDelivery, body: string, nowMs: number
   };
 }
 
-/** What one attempt's result means: the outcome for the retry policy and the row for the attempts table. */
+/** What one attempt's result means: the outcome for the retry policy and the record for the attempts log. */
 export function judge(result: SendResult, attemptedAt: number): { outcome: Outcome; record: AttemptRecord } {
   if (result.status === null) {
     return {

@@ -66,6 +66,36 @@ test("a listener failing twice then acknowledging gets the same webhook-id three
   expect((await api.listenerView(queue, l.id)).messages).toEqual({ acknowledged_count: 1, missed: [], missed_count: 0 });
 });
 
+test("each cycle's acknowledging attempt stays in the log, newest first, through a redelivery and a replay", async () => {
+  const r = await receiver();
+  r.answer("/notify", (_req, i) => new Response(`ok ${i + 1}`));
+  const queue = await api.queue();
+  const l = await api.listener(queue, "thrice", r);
+  const since = Date.now() - 1;
+  const id = await api.publish(queue, { n: 1 });
+  await api.settled(queue, id, l.id, "acknowledged");
+  const logOf = async (n: number) => {
+    await waitFor(async () => (await api.attempts(queue, id)).length === n, 10_000, () => `the log never held ${n} attempts`);
+    return api.attempts(queue, id);
+  };
+  const [first] = await logOf(1);
+  expect(first).toMatchObject({ listener: { id: l.id, name: "thrice" }, attempt: 1, cycle: 1, status_code: 200, error: null, response: "ok 1" });
+  expect(first.attempted_at).toBeGreaterThanOrEqual(since);
+  expect(first.duration_ms).toBeGreaterThanOrEqual(0);
+
+  await api.call("POST", `/v1/queues/${queue}/messages/${id}/redeliver`, undefined, 202);
+  expect((await logOf(2)).map((a: any) => [a.cycle, a.attempt, a.response])).toEqual([[2, 1, "ok 2"], [1, 1, "ok 1"]]);
+  await api.settled(queue, id, l.id, "acknowledged");
+
+  const replay = await api.call("POST", `/v1/queues/${queue}/listeners/${l.id}/replay`, { since, until: Date.now() + 1, only: "all" }, 202);
+  expect(replay.replayed).toBe(1);
+  const log = await logOf(3);
+  expect(log.map((a: any) => [a.cycle, a.attempt, a.status_code, a.response])).toEqual([[3, 1, 200, "ok 3"], [2, 1, 200, "ok 2"], [1, 1, 200, "ok 1"]]);
+  // The earlier cycles' attempts are unchanged by the later ones.
+  expect(log[2]).toEqual(first);
+  expect(await api.settled(queue, id, l.id, "acknowledged")).toMatchObject({ attempts: 1, cycle: 3, last_status: 200 });
+});
+
 test("a listener that never acknowledges ends with the message missed, counted exactly", async () => {
   const r = await receiver();
   r.answer("/notify", status(503));

@@ -78,7 +78,8 @@ export function messageStore({ db, write }: Conn, publish: (p: Publish) => Promi
           .innerJoin(deliveries, eq(deliveries.id, attempts.deliveryId))
           .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
           .where(eq(deliveries.messageSeq, row.seq))
-          .orderBy(desc(attempts.id));
+          // Newest first, as the SQLite store orders them (store/sqlite/acked-attempts.ts).
+          .orderBy(desc(attempts.attemptedAt), desc(attempts.cycle), desc(attempts.attempt), desc(listeners.seq));
       }),
     received: (orgId, queueId, listenerIds, limit) =>
       guarded(async () => {

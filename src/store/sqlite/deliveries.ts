@@ -53,16 +53,16 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number, sta
 function settle(s: Statements, c: Completion, now: number, acknowledged: Map<number, number>, raw: Raw): boolean {
   const next = c.next;
   if (next.state === "gone") return settleGone(s, c, now, raw);
+  const r = c.record;
+  const acked = next.state === "acknowledged";
   const changed = s.settle.run({
     id: c.id, token: c.token, now, state: next.state, attempt: c.attempt,
-    nextAt: next.state === "pending" ? next.at : null, status: c.record.statusCode, error: c.record.error,
+    nextAt: next.state === "pending" ? next.at : null, status: r.statusCode, error: r.error,
+    ackedAt: acked ? r.attemptedAt : null, ackedMs: acked ? r.durationMs : null, ackedResponse: acked ? r.response : null,
   }).changes;
   if (changed === 0) return false;
-  const r = c.record;
-  s.insertAttempt.run({
-    id: c.id, attempt: c.attempt, at: r.attemptedAt, status: r.statusCode, duration: r.durationMs, error: r.error, response: r.response,
-  });
-  if (next.state === "acknowledged") acknowledged.set(c.listenerSeq, (acknowledged.get(c.listenerSeq) ?? 0) + 1);
+  if (acked) acknowledged.set(c.listenerSeq, (acknowledged.get(c.listenerSeq) ?? 0) + 1);
+  else s.insertAttempt.run({ id: c.id, attempt: c.attempt, at: r.attemptedAt, status: r.statusCode, duration: r.durationMs, error: r.error, response: r.response });
   if (next.state === "missed") {
     s.countMissed.run({ seq: c.listenerSeq, messageId: c.messageId });
     deliveryEvent(s, raw, c.id, "message_missed", now);

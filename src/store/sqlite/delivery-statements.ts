@@ -117,8 +117,10 @@ export const SQL = {
     WHERE l.seq IN (SELECT value FROM json_each($seqs))`,
   // A FIFO head's retry is not here: the worker wakes for it itself (loop.ts).
   nextDue: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE state = 'pending' AND line = 0 AND next_attempt_at > $now`,
+  // An acknowledging attempt is kept on the row ($ackedAt …; NULL for any other): acked-attempts.ts.
   settle: `UPDATE deliveries SET state = $state, attempt = $attempt, next_attempt_at = $nextAt, lease_owner = NULL,
-      lease_expires_at = NULL, held_since = NULL, last_status = $status, last_error = $error, updated_at = $now
+      lease_expires_at = NULL, held_since = NULL, last_status = $status, last_error = $error, updated_at = $now,
+      acked_at = $ackedAt, acked_ms = $ackedMs, acked_response = $ackedResponse
     WHERE id = $id AND state = 'sending' AND lease_owner = $token`,
   insertAttempt: `INSERT INTO attempts (delivery_id, attempt, cycle, attempted_at, status_code, duration_ms, error, response)
     VALUES ($id, $attempt, (SELECT cycle FROM deliveries WHERE id = $id), $at, $status, $duration, $error, $response)`,

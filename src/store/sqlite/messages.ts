@@ -1,12 +1,13 @@
 import { and, asc, desc, eq, inArray, lt } from "drizzle-orm";
-import { messages, deliveries, listeners, attempts } from "./schema.ts";
+import { messages, deliveries, listeners } from "./schema.ts";
+import { CLEAR_ACKED, MESSAGE_ATTEMPTS_SQL, moveAcked } from "./acked-attempts.ts";
 import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue, queueOfWrite } from "./queues.ts";
 import { fannedOutUpTo, nextMessageSeq } from "./fanout.ts";
 import { takesMessage } from "./fanout-filters.ts";
 import { newId } from "../../lib/ids.ts";
 import { notFound, SchemaChanged } from "../../lib/errors.ts";
-import type { MessageStore, Actor, PublishInput, PublishedMessage, DeliveryStatus } from "../index.ts";
+import type { MessageStore, Actor, PublishInput, PublishedMessage, DeliveryStatus, Attempt } from "../index.ts";
 import { chooseTargets, toMessage } from "../rows.ts";
 
 type Row = typeof messages.$inferSelect;
@@ -45,16 +46,21 @@ function deliveryTargets(tx: Tx, messageSeq: number): Target[] {
     .all(messageSeq);
 }
 
+/** The deliveries `d` a redelivery starts again (?1: their ids). */
+export const STARTED_AGAIN = "d.id IN (SELECT value FROM json_each(?1)) AND +d.state != 'sending'";
+
 /**
  * A new cycle for these deliveries, due now, with a fresh retry schedule (attempt 0). One in flight is left to
- * finish: moving it would fence out the answer its receiver is giving.
+ * finish: moving it would fence out the answer its receiver is giving. Each one's acknowledging attempt is kept
+ * in attempts first (acked-attempts.ts).
  */
 function startAgain(tx: Tx, ids: number[], now: number): number {
   if (ids.length === 0) return 0;
+  tx.$client.query(moveAcked(STARTED_AGAIN)).run(JSON.stringify(ids));
   return tx.$client
-    .query(`UPDATE deliveries SET state = 'pending', next_attempt_at = ?1, attempt = 0, cycle = cycle + 1, held_since = NULL,
-      last_status = NULL, last_error = NULL, updated_at = ?1 WHERE id IN (SELECT value FROM json_each(?2)) AND +state != 'sending'`)
-    .run(now, JSON.stringify(ids)).changes;
+    .query(`UPDATE deliveries AS d SET state = 'pending', next_attempt_at = ?2, attempt = 0, cycle = cycle + 1, held_since = NULL,
+      last_status = NULL, last_error = NULL, ${CLEAR_ACKED}, updated_at = ?2 WHERE ${STARTED_AGAIN}`)
+    .run(JSON.stringify(ids), now).changes;
 }
 
 export type Publish = PublishInput & { orgId: string; queueId: string; now: number; actor: Actor };
@@ -123,17 +129,8 @@ export function messageStore({ db, write }: Conn): MessageStore {
     },
     async attempts(orgId, queueId, id) {
       const row = findRow(db, orgId, queueId, id);
-      return db
-        .select({
-          listenerId: listeners.id, listenerName: listeners.name, attempt: attempts.attempt, cycle: attempts.cycle, attemptedAt: attempts.attemptedAt,
-          statusCode: attempts.statusCode, durationMs: attempts.durationMs, error: attempts.error, response: attempts.response,
-        })
-        .from(attempts)
-        .innerJoin(deliveries, eq(deliveries.id, attempts.deliveryId))
-        .innerJoin(listeners, eq(listeners.seq, deliveries.listenerSeq))
-        .where(eq(deliveries.messageSeq, row.seq))
-        .orderBy(desc(attempts.id))
-        .all();
+      return db.$client.query<Attempt & { listenerSeq: number }, [number]>(MESSAGE_ATTEMPTS_SQL).all(row.seq)
+        .map(({ listenerSeq: _, ...attempt }) => attempt);
     },
     async received(orgId, queueId, listenerIds, limit) {
       findQueue(db, orgId, queueId);

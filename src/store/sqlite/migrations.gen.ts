@@ -9,6 +9,7 @@ import m5 from "../../../drizzle/0005_listener_subscriptions.sql" with { type: "
 import m6 from "../../../drizzle/0006_listener_pace.sql" with { type: "text" };
 import m7 from "../../../drizzle/0007_portal_sessions.sql" with { type: "text" };
 import m8 from "../../../drizzle/0008_listeners_unfiltered.sql" with { type: "text" };
+import m9 from "../../../drizzle/0009_acked_on_row.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_brainy_star_brand", when: 1795325134372, sql: m0 },
@@ -20,4 +21,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0006_listener_pace", when: 1795829033262, sql: m6 },
   { tag: "0007_portal_sessions", when: 1795830016946, sql: m7 },
   { tag: "0008_listeners_unfiltered", when: 1795832821448, sql: m8 },
+  { tag: "0009_acked_on_row", when: 1795857798560, sql: m9 },
 ];

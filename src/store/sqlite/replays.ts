@@ -13,6 +13,7 @@ import { idFloor, idTime } from "../../lib/ids.ts";
 import type { ReplayWindow } from "../index.ts";
 import type { Db } from "./shared.ts";
 import { planOnce } from "./plan-once.ts";
+import { CLEAR_ACKED, moveAcked } from "./acked-attempts.ts";
 
 const MARGIN_MS = 1_000;
 /** Message seqs counted per statement: a few milliseconds of the API thread each, with a turn of the event loop between. */
@@ -58,6 +59,11 @@ export async function countReplayable(db: Db, listenerSeq: number, range: SeqRan
   return total;
 }
 
+/** The deliveries `d` one chunk of a replay starts again: the listener's final ones of the window, past `done`. */
+export const REPLAY_CHUNK = `d.listener_seq = $listener AND d.message_seq > $done AND d.message_seq <= $upTo AND ${FINAL_STATES} = 1
+  AND (SELECT m.created_at FROM messages m WHERE m.seq = d.message_seq) >= $since
+  AND (SELECT m.created_at FROM messages m WHERE m.seq = d.message_seq) < $until`;
+
 type Replay = { id: number; listenerSeq: number; since: number; until: number; only: string; toSeq: number; doneSeq: number };
 
 /** The worker's statements: the oldest replay, the end of its next chunk, the chunk itself, its progress. */
@@ -66,11 +72,10 @@ export function replayStatements(sqlite: Database) {
     done_seq AS doneSeq FROM replays ORDER BY id LIMIT 1`);
   const chunkEnd = sqlite.prepare<{ seq: number }, [Record<string, number>]>(planOnce(`SELECT message_seq AS seq FROM deliveries
     WHERE listener_seq = $listener AND message_seq > $done AND message_seq <= $to ORDER BY message_seq LIMIT 1 OFFSET $skip`));
+  const keepAcked = sqlite.prepare<never, [Record<string, string | number>]>(planOnce(moveAcked(REPLAY_CHUNK)));
   const start = sqlite.prepare<never, [Record<string, string | number>]>(planOnce(`UPDATE deliveries AS d SET state = 'pending',
-      next_attempt_at = $now, attempt = 0, cycle = cycle + 1, held_since = NULL, last_status = NULL, last_error = NULL, updated_at = $now
-    WHERE d.listener_seq = $listener AND d.message_seq > $done AND d.message_seq <= $upTo AND ${FINAL_STATES} = 1
-      AND (SELECT m.created_at FROM messages m WHERE m.seq = d.message_seq) >= $since
-      AND (SELECT m.created_at FROM messages m WHERE m.seq = d.message_seq) < $until`));
+      next_attempt_at = $now, attempt = 0, cycle = cycle + 1, held_since = NULL, last_status = NULL, last_error = NULL, ${CLEAR_ACKED},
+      updated_at = $now WHERE ${REPLAY_CHUNK}`));
   const progress = sqlite.prepare<never, [Record<string, number>]>("UPDATE replays SET done_seq = $done WHERE id = $id");
   const finish = sqlite.prepare<never, [Record<string, number>]>("DELETE FROM replays WHERE id = $id");
   /** One chunk of the oldest replay, in the caller's transaction. */
@@ -79,7 +84,9 @@ export function replayStatements(sqlite: Database) {
     if (!r) return { replayed: 0, more: false };
     const end = chunkEnd.get({ listener: r.listenerSeq, done: r.doneSeq, to: r.toSeq, skip: limit - 1 });
     const upTo = end?.seq ?? r.toSeq;
-    const replayed = start.run({ listener: r.listenerSeq, done: r.doneSeq, upTo, only: r.only, since: r.since, until: r.until, now }).changes;
+    const chosen = { listener: r.listenerSeq, done: r.doneSeq, upTo, only: r.only, since: r.since, until: r.until };
+    keepAcked.run(chosen);
+    const replayed = start.run({ ...chosen, now }).changes;
     if (upTo >= r.toSeq) finish.run({ id: r.id });
     else progress.run({ id: r.id, done: upTo });
     return { replayed, more: true };

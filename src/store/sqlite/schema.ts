@@ -153,6 +153,12 @@ export const deliveries = sqliteTable(
     cycle: integer("cycle").notNull().default(1),
     // 1: its listener is FIFO, so it waits in the listener's line (docs/delivery.md, "Pace and order").
     line: integer("line").notNull().default(0),
+    // The attempt that acknowledged the delivery in its cycle, kept on the row instead of as an attempts row: a
+    // delivery that succeeds writes one row, not two (docs/performance.md). Its number, cycle and status are
+    // attempt, cycle and last_status. A new cycle moves it to attempts first (store/sqlite/acked-attempts.ts).
+    ackedAt: integer("acked_at"),
+    ackedMs: integer("acked_ms"),
+    ackedResponse: text("acked_response"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
