@@ -28,6 +28,7 @@ import type { FromWorker, LogLevel, StartMessage, ToWorker } from "./protocol.ts
 declare var self: Worker;
 
 const PROBE_CONCURRENCY = 64;
+const IDLE_PER_REQUEST = 4;
 /** How often the worker hands its counts to the main thread (a scrape sees deliveries at most this late). */
 const METRICS_EVERY_MS = 1_000;
 
@@ -50,8 +51,11 @@ class WorkerRuntime {
 
   constructor(private readonly m: StartMessage) {
     const { config } = m;
-    // Idle connections in all: as many as the worker can have in flight, so its sockets stay within twice that.
-    this.pool = new SocketPool({ maxIdlePerKey: config.listenerConcurrency, maxIdle: config.deliveryConcurrency + PROBE_CONCURRENCY });
+    // Idle connections in all: IDLE_PER_REQUEST times the requests the worker may have in flight. Many listeners
+    // each between bursts keep more idle sockets than one round of requests; a bound of one round closed and
+    // reopened them (docs/performance.md, Idle connections). With the defaults, about 1,400 sockets at most.
+    const maxIdle = IDLE_PER_REQUEST * config.deliveryConcurrency + PROBE_CONCURRENCY;
+    this.pool = new SocketPool({ maxIdlePerKey: config.listenerConcurrency, maxIdle });
   }
 
   async start(): Promise<void> {
