@@ -123,7 +123,8 @@ export async function resolveTarget(url: string, policy: TargetPolicy, resolve: 
 
 export type SendRequest = {
   url: string;
-  body: string;
+  /** Text, or its UTF-8 bytes. */
+  body: string | Uint8Array;
   headers: Record<string, string>;
   timeoutMs: number;
   policy: TargetPolicy;

@@ -15,7 +15,8 @@ import { tempFolder } from "../../test/support/temp.ts";
 import { waitFor } from "../../test/support/wait.ts";
 
 const actor = { keyId: "k", keyName: "k" };
-type Pending = { request: SendRequest; answer: (status: number | null) => void };
+/** A request as the fake receiver saw it: its body as text. */
+type Pending = { request: SendRequest & { body: string }; answer: (status: number | null) => void };
 
 let store: SqliteStore;
 let org: string;
@@ -26,8 +27,9 @@ const loops: DeliveryLoop[] = [];
 
 function fakeSend(request: SendRequest): Promise<SendResult> {
   return new Promise((resolve) => {
+    const body = typeof request.body === "string" ? request.body : Buffer.from(request.body).toString("utf8");
     const entry: Pending = {
-      request,
+      request: { ...request, body },
       answer: (status) => {
         inFlight.splice(inFlight.indexOf(entry), 1);
         resolve(status === null ? { status: null, durationMs: 1, error: "boom", kind: "failed" as const } : { status, durationMs: 1, retryAfter: null, bodySnippet: "" });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { attempt, headersOf, judge, payloadOf } from "./send";
+import { attempt, bodyOf, headersOf, judge, payloadOf } from "./send";
 import { newSecret } from "./sign";
 import type { ClaimedDelivery } from "../store/deliveries";
 import type { SendRequest, SendResult } from "./egress";
@@ -28,6 +28,17 @@ describe("payloadOf", () => {
   test("keeps a null name, string data and null data", () => {
     expect(JSON.parse(payloadOf(delivery({ name: null, data: '"{\\"a\\":1}"' }).message))).toMatchObject({ name: null, data: '{"a":1}' });
     expect(JSON.parse(payloadOf(delivery({ data: "null" }).message)).data).toBeNull();
+  });
+});
+
+describe("bodyOf", () => {
+  test("is the payload's UTF-8 bytes, made once per message object", () => {
+    const message = delivery().message;
+    expect(bodyOf(message).toString("utf8")).toBe(payloadOf(message));
+    expect(bodyOf(message)).toBe(bodyOf(message));
+    // Another object (another claim's read of the message, renamed since) gets its own bytes.
+    const renamed = delivery({ name: "order.renamed" }).message;
+    expect(JSON.parse(bodyOf(renamed).toString("utf8")).name).toBe("order.renamed");
   });
 });
 
@@ -90,7 +101,7 @@ describe("attempt", () => {
     const { sent } = await run({ status: 200, durationMs: 1, retryAfter: null, bodySnippet: "" }, 0);
     expect(sent[0]).toMatchObject({ url: "http://127.0.0.1:9/notify", policy, timeoutMs: 500, poolKey: "notify:3" });
     expect(sent[0]!.pool).toBe(pool);
-    expect(sent[0]!.body).toBe(payloadOf(delivery().message));
+    expect(Buffer.from(sent[0]!.body).toString("utf8")).toBe(payloadOf(delivery().message));
   });
 
   test("numbers the attempt and settles it by the retry schedule", async () => {

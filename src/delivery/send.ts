@@ -20,7 +20,22 @@ export function payloadOf(message: ClaimedDelivery["message"]): string {
   return `{"id":${JSON.stringify(id)},"name":${JSON.stringify(name)},"queue":${queueJson},"data":${data},"created_at":${createdAt}}`;
 }
 
-export function headersOf(delivery: ClaimedDelivery, body: string, nowMs: number, version: string): Record<string, string> {
+/**
+ * The body's bytes, made once per message: a claim's deliveries of one message to several listeners share its
+ * message object (store/sqlite/deliveries.ts), so the payload is built and encoded once, not once per listener.
+ */
+const bodies = new WeakMap<ClaimedDelivery["message"], Buffer>();
+
+export function bodyOf(message: ClaimedDelivery["message"]): Buffer {
+  let bytes = bodies.get(message);
+  if (bytes === undefined) {
+    bytes = Buffer.from(payloadOf(message), "utf8");
+    bodies.set(message, bytes);
+  }
+  return bytes;
+}
+
+export function headersOf(delivery: ClaimedDelivery, body: string | Uint8Array, nowMs: number, version: string): Record<string, string> {
   const timestamp = Math.floor(nowMs / 1000);
   // The listener's own first: fanout's headers are refused as its names (headers.ts), and would win anyway.
   return {
@@ -75,7 +90,7 @@ export function outcomeOf(result: SendResult): DeliveryOutcome {
  * the start the caller counted against the listener's rate (lanes.ts), recorded as the attempt's time.
  */
 export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps, startedAt = deps.now()): Promise<AttemptResult> {
-  const body = payloadOf(delivery.message);
+  const body = bodyOf(delivery.message);
   const attemptedAt = startedAt;
   const result = await deps.send({
     ...deps.request,

@@ -27,6 +27,16 @@ describe("sign", () => {
     );
   });
 
+  test("the body's UTF-8 bytes sign as its text does", () => {
+    const secret = newSecret();
+    const ts = Math.floor(Date.now() / 1000);
+    const bytes = Buffer.from(body, "utf8");
+    expect(bytes.length).toBeGreaterThan(body.length); // "é ✓": bytes and characters differ
+    expect(sign(secret, "msg_abc", ts, bytes)).toBe(sign(secret, "msg_abc", ts, body));
+    const headers = headersFor(signatureHeader([secret], "msg_abc", ts, bytes), "msg_abc", ts);
+    expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+  });
+
   test("verifies with the standardwebhooks library", () => {
     const secret = newSecret();
     const ts = Math.floor(Date.now() / 1000);

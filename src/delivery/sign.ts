@@ -27,14 +27,17 @@ function secretKey(secret: string): Buffer {
   return key;
 }
 
-/** Bun's native HMAC: the same bytes as node:crypto's createHmac, and faster (docs/performance.md). */
-export function sign(secret: string, msgId: string, timestampSec: number, body: string): string {
-  const mac = new Bun.CryptoHasher("sha256", secretKey(secret)).update(`${msgId}.${timestampSec}.${body}`).digest("base64");
+/**
+ * Bun's native HMAC: the same bytes as node:crypto's createHmac, and faster (docs/performance.md). The body, text
+ * or its UTF-8 bytes, is hashed after the prefix rather than copied into one string with it.
+ */
+export function sign(secret: string, msgId: string, timestampSec: number, body: string | Uint8Array): string {
+  const mac = new Bun.CryptoHasher("sha256", secretKey(secret)).update(`${msgId}.${timestampSec}.`).update(body).digest("base64");
   return `v1,${mac}`;
 }
 
 // During rotation the old secret signs beside the new one, so receivers still holding the old secret
 // keep verifying until they switch.
-export function signatureHeader(secrets: string[], msgId: string, timestampSec: number, body: string): string {
+export function signatureHeader(secrets: string[], msgId: string, timestampSec: number, body: string | Uint8Array): string {
   return secrets.map((secret) => sign(secret, msgId, timestampSec, body)).join(" ");
 }

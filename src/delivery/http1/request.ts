@@ -35,6 +35,6 @@ export function encode(req: SendRequest, origin: Origin): Buffer {
     head += `${name}: ${value}\r\n`;
   }
   if (method !== "POST") return Buffer.from(`${head}\r\n`, "latin1");
-  const body = Buffer.from(req.body, "utf8");
+  const body = typeof req.body === "string" ? Buffer.from(req.body, "utf8") : req.body;
   return Buffer.concat([Buffer.from(`${head}content-length: ${body.length}\r\n\r\n`, "latin1"), body]);
 }

@@ -27,7 +27,15 @@ type ListenerDetail = {
   concurrency: number | null; rateLimit: number | null; fifo: number;
 };
 
-function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number, startAt: number | null): ClaimedDelivery {
+type Message = ClaimedDelivery["message"];
+
+/** `messages`: the claim's message objects by id, shared by its deliveries of one message (send.ts builds the body once per object). */
+function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number, startAt: number | null, messages: Map<string, Message>): ClaimedDelivery {
+  let message = messages.get(d.messageId);
+  if (message === undefined) {
+    message = { id: d.messageId, name: d.messageName, queue: { id: l.queueId, name: l.queueName }, data: d.data, createdAt: d.createdAt };
+    messages.set(d.messageId, message);
+  }
   const secrets = [l.secret];
   if (l.previousSecret && l.previousSecretUntil !== null && l.previousSecretUntil > now) secrets.push(l.previousSecret);
   return {
@@ -40,13 +48,7 @@ function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number, sta
       concurrency: l.concurrency, rateLimit: l.rateLimit, fifo: l.fifo === 1,
     },
     startAt,
-    message: {
-      id: d.messageId,
-      name: d.messageName,
-      queue: { id: l.queueId, name: l.queueName },
-      data: d.data,
-      createdAt: d.createdAt,
-    },
+    message,
   };
 }
 
@@ -101,6 +103,7 @@ function leasedDetails(s: Statements, ids: number[], token: string, now: number,
   const seqs = [...new Set(rows.map((r) => r.listenerSeq))];
   const listeners = new Map((s.leasedListeners.all({ seqs: JSON.stringify(seqs) }) as ListenerDetail[]).map((l) => [l.seq, l]));
   const nth = new Map<number, number>();
+  const messages = new Map<string, Message>();
   // A listener deleted since the lease took its deliveries with it; a row read before that is simply not sent.
   return rows.flatMap((d) => {
     const l = listeners.get(d.listenerSeq);
@@ -108,7 +111,7 @@ function leasedDetails(s: Statements, ids: number[], token: string, now: number,
     const slot = slots.get(d.listenerSeq);
     const i = nth.get(d.listenerSeq) ?? 0;
     nth.set(d.listenerSeq, i + 1);
-    return [toClaimed(d, l, token, now, slot ? slotOf(slot.from, i, slot.rateLimit) : null)];
+    return [toClaimed(d, l, token, now, slot ? slotOf(slot.from, i, slot.rateLimit) : null, messages)];
   });
 }
 
