@@ -6,17 +6,25 @@
  * the row's acknowledging attempt to attempts, so each cycle's attempts stay in the log.
  */
 
-/** The columns a new cycle clears, after `moveAcked` kept what they held. */
-export const CLEAR_ACKED = "acked_at = NULL, acked_ms = NULL, acked_response = NULL";
-
-/**
- * Copies the acknowledging attempt of the deliveries `d` that `where` names into attempts; run before the UPDATE
- * that starts their new cycle, with the same condition.
- */
-export function moveAcked(where: string): string {
+/** Copies the acknowledging attempt of the deliveries `d` that `where` names into attempts. */
+function moveAcked(where: string): string {
   return `INSERT INTO attempts (delivery_id, attempt, cycle, attempted_at, status_code, duration_ms, error, response)
     SELECT d.id, d.attempt, d.cycle, d.acked_at, d.last_status, d.acked_ms, NULL, d.acked_response FROM deliveries AS d
     WHERE (${where}) AND d.acked_at IS NOT NULL`;
+}
+
+/**
+ * A new cycle for the deliveries `d` that `where` names (a redelivery, a chunk of a replay), due at `now` (a
+ * parameter): `keep` moves each one's acknowledging attempt to attempts, then `start` resets the row with a fresh
+ * retry schedule. Run both, in that order, in one transaction.
+ */
+export function newCycle(where: string, now: string): { keep: string; start: string } {
+  return {
+    keep: moveAcked(where),
+    start: `UPDATE deliveries AS d SET state = 'pending', next_attempt_at = ${now}, attempt = 0, cycle = cycle + 1, held_since = NULL,
+      last_status = NULL, last_error = NULL, acked_at = NULL, acked_ms = NULL, acked_response = NULL, updated_at = ${now}
+      WHERE ${where}`,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, lt } from "drizzle-orm";
 import { messages, deliveries, listeners } from "./schema.ts";
-import { CLEAR_ACKED, MESSAGE_ATTEMPTS_SQL, moveAcked } from "./acked-attempts.ts";
+import { MESSAGE_ATTEMPTS_SQL, newCycle } from "./acked-attempts.ts";
 import { recordEvent, countOf, visibleWhere, type Conn, type Db, type Tx } from "./shared.ts";
 import { findQueue, queueOfWrite } from "./queues.ts";
 import { fannedOutUpTo, nextMessageSeq } from "./fanout.ts";
@@ -56,11 +56,9 @@ export const STARTED_AGAIN = "d.id IN (SELECT value FROM json_each(?1)) AND +d.s
  */
 function startAgain(tx: Tx, ids: number[], now: number): number {
   if (ids.length === 0) return 0;
-  tx.$client.query(moveAcked(STARTED_AGAIN)).run(JSON.stringify(ids));
-  return tx.$client
-    .query(`UPDATE deliveries AS d SET state = 'pending', next_attempt_at = ?2, attempt = 0, cycle = cycle + 1, held_since = NULL,
-      last_status = NULL, last_error = NULL, ${CLEAR_ACKED}, updated_at = ?2 WHERE ${STARTED_AGAIN}`)
-    .run(JSON.stringify(ids), now).changes;
+  const { keep, start } = newCycle(STARTED_AGAIN, "?2");
+  tx.$client.query(keep).run(JSON.stringify(ids));
+  return tx.$client.query(start).run(JSON.stringify(ids), now).changes;
 }
 
 export type Publish = PublishInput & { orgId: string; queueId: string; now: number; actor: Actor };

@@ -13,7 +13,7 @@ import { idFloor, idTime } from "../../lib/ids.ts";
 import type { ReplayWindow } from "../index.ts";
 import type { Db } from "./shared.ts";
 import { planOnce } from "./plan-once.ts";
-import { CLEAR_ACKED, moveAcked } from "./acked-attempts.ts";
+import { newCycle } from "./acked-attempts.ts";
 
 const MARGIN_MS = 1_000;
 /** Message seqs counted per statement: a few milliseconds of the API thread each, with a turn of the event loop between. */
@@ -72,10 +72,9 @@ export function replayStatements(sqlite: Database) {
     done_seq AS doneSeq FROM replays ORDER BY id LIMIT 1`);
   const chunkEnd = sqlite.prepare<{ seq: number }, [Record<string, number>]>(planOnce(`SELECT message_seq AS seq FROM deliveries
     WHERE listener_seq = $listener AND message_seq > $done AND message_seq <= $to ORDER BY message_seq LIMIT 1 OFFSET $skip`));
-  const keepAcked = sqlite.prepare<never, [Record<string, string | number>]>(planOnce(moveAcked(REPLAY_CHUNK)));
-  const start = sqlite.prepare<never, [Record<string, string | number>]>(planOnce(`UPDATE deliveries AS d SET state = 'pending',
-      next_attempt_at = $now, attempt = 0, cycle = cycle + 1, held_since = NULL, last_status = NULL, last_error = NULL, ${CLEAR_ACKED},
-      updated_at = $now WHERE ${REPLAY_CHUNK}`));
+  const cycle = newCycle(REPLAY_CHUNK, "$now");
+  const keepAcked = sqlite.prepare<never, [Record<string, string | number>]>(planOnce(cycle.keep));
+  const start = sqlite.prepare<never, [Record<string, string | number>]>(planOnce(cycle.start));
   const progress = sqlite.prepare<never, [Record<string, number>]>("UPDATE replays SET done_seq = $done WHERE id = $id");
   const finish = sqlite.prepare<never, [Record<string, number>]>("DELETE FROM replays WHERE id = $id");
   /** One chunk of the oldest replay, in the caller's transaction. */
