@@ -155,15 +155,18 @@ browserSuite()("the portal in a browser", () => {
     await shoot("secret-rotated");
   });
 
-  test("replays the missed message to its listener", async () => {
+  test("replays the missed message to its listener; its opened attempts stay open and show the new cycle", async () => {
     const before = receiver.deliveries().length;
+    // Opened before the replay: the list's next poll brings the new cycle into the same item, not a closed one.
+    await card("acme-prod").locator(".delivery-summary", { hasText: "parcel.delayed" }).click();
+    await see('[data-listener="acme-prod"] .attempt .badge', "500");
     await card("acme-prod").getByRole("button", { name: "Replay…" }).click();
     await card("acme-prod").getByRole("button", { name: "Replay", exact: true }).click();
     await see('[data-listener="acme-prod"] .notice-ok', "Replay started: 1 message will be delivered again.");
     await api.settled(ids.queue, ids.missed, ids.existing, "acknowledged", UI_WAIT);
     expect(receiver.deliveries().length).toBeGreaterThan(before);
-    await card("acme-prod").locator(".delivery-summary", { hasText: "parcel.delayed" }).click();
     await see('[data-listener="acme-prod"] .attempt', "cycle 2");
+    expect(await card("acme-prod").locator(".delivery-summary", { hasText: "parcel.delayed" }).getAttribute("aria-expanded")).toBe("true");
     const replay = (await api.call("GET", "/v1/events?events=listeners")).events.find((e: any) => e.type === "listener_replayed");
     expect(replay).toMatchObject({ api_key: null, portal_session: { id: ids.session } });
   });

@@ -45,7 +45,8 @@ export function RecentDeliveries({ queue, listener: l, manage, refresh }: { queu
       {data && data.items.length === 0 && <p class="muted small">Nothing sent yet. A message published from now on, or a test message, shows here.</p>}
       {data && data.items.length > 0 && (
         <ul class="deliveries">
-          {data.items.map((d) => <DeliveryItem key={`${d.message.id}-${d.cycle}`} queue={queue} listenerId={l.id} delivery={d} manage={manage} onChange={list.refresh} />)}
+          {/* Keyed by message alone: a new cycle (Send again, a replay) keeps an opened delivery open. */}
+          {data.items.map((d) => <DeliveryItem key={d.message.id} queue={queue} listenerId={l.id} delivery={d} manage={manage} onChange={list.refresh} />)}
         </ul>
       )}
     </section>
