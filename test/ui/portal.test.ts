@@ -139,6 +139,9 @@ browserSuite()("the portal in a browser", () => {
     await card("acme-staging").locator(".delivery-summary", { hasText: "fanout.test" }).click();
     await see('[data-listener="acme-staging"] .attempt .badge', "200");
     await see('[data-listener="acme-staging"] .attempt-response', "ok");
+    // The item's summary agrees with the attempt it shows.
+    await see('[data-listener="acme-staging"] .delivery-summary', /Acknowledged.*1 attempt/);
+    await see('[data-listener="acme-staging"] .stat', /^1\s*acknowledged/);
     await shoot("test-message");
   });
 

@@ -3,7 +3,7 @@
  * with their status, time and the start of the receiver's answer, and a redeliver button when the session may
  * manage. A customer sees here what was sent to them and how their endpoint answered.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { call, enc } from "../lib/api.ts";
 import { plural } from "../lib/format.ts";
 import { useAction, usePoll } from "../lib/poll.ts";
@@ -30,13 +30,24 @@ type Attempt = {
 const SHOWN = 10;
 const EVERY_MS = 5000;
 
-export function RecentDeliveries({ queue, listener: l, manage, refresh }: { queue: Queue; listener: PortalListener; manage: boolean; refresh: number }) {
+type ListProps = { queue: Queue; listener: PortalListener; manage: boolean; refresh: number; onListenerChange: () => void };
+
+/** `onListenerChange`: a delivery moved on, so the listener's counts above the list are stale too. */
+export function RecentDeliveries({ queue, listener: l, manage, refresh, onListenerChange }: ListProps) {
   const path = `/v1/queues/${enc(queue.id)}/listeners/${enc(l.id)}/deliveries?per_page=${SHOWN}`;
   const list = usePoll(async () => {
     const reply = await call<{ deliveries: Delivery[] }>("GET", path);
     return { items: reply.body.deliveries, total: reply.total ?? reply.body.deliveries.length };
   }, [path, refresh], EVERY_MS);
   const data = list.data;
+  // A delivery that moved on (a new one, a state, an attempt) moved the listener's counts too: they reload with it.
+  const progress = data?.items.map((d) => `${d.message.id}:${d.cycle}:${d.state}:${d.attempts}`).join() ?? null;
+  const seen = useRef<string | null>(null);
+  useEffect(() => {
+    if (progress === null) return;
+    if (seen.current !== null && seen.current !== progress) onListenerChange();
+    seen.current = progress;
+  }, [progress]);
   return (
     <section class="portal-section" aria-label={`Recent deliveries to ${l.name}`}>
       <h4 class="portal-section-title">Recent deliveries{data && data.total > SHOWN ? ` (newest ${SHOWN} of ${data.total})` : ""}</h4>
@@ -78,6 +89,12 @@ function Attempts({ queue, listenerId, delivery: d, manage, onChange }: ItemProp
     const body = (await call<{ attempts: Attempt[] }>("GET", `${path}/attempts`)).body;
     return body.attempts.filter((a) => a.listener.id === listenerId);
   }, [path, d.attempts, d.cycle], EVERY_MS);
+  // Attempts newer than the summary above them (the list polls on its own clock): the list catches up now, so
+  // an item does not read "Sending · 0 attempts" over the 200 it shows.
+  const made = attempts.data?.filter((a) => a.cycle === d.cycle).length ?? 0;
+  useEffect(() => {
+    if (made > d.attempts) onChange();
+  }, [made, d.attempts]);
   const redeliver = useAction();
   const again = () =>
     void redeliver.run(async () => {

@@ -47,7 +47,7 @@ export function ListenerPanels({ queue, listener: l, manage, onChange }: PanelPr
       <Done>{test.done}</Done>
       {open === "secret" && <SecretPanel path={`${path}/secret`} onClose={() => setOpen(null)} />}
       {open === "edit" && <EditForm path={path} listener={l} onSaved={onChange} onClose={() => setOpen(null)} />}
-      <RecentDeliveries queue={queue} listener={l} manage={manage} refresh={sent} />
+      <RecentDeliveries queue={queue} listener={l} manage={manage} refresh={sent} onListenerChange={onChange} />
     </div>
   );
 }
