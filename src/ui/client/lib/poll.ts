@@ -1,9 +1,11 @@
 /**
  * Keeps a view's data fresh without a reload: loads at once, then again every few seconds while the tab is
- * visible, and at once when it becomes visible again. A failed load keeps the last data beside the error.
+ * visible, and at once when it becomes visible again or is refreshed (the schedule: poller.ts). A failed load
+ * keeps the last data beside the error.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { asApiError, type ApiError } from "./api.ts";
+import { Poller } from "./poller.ts";
 
 export const POLL_MS = 2000;
 
@@ -14,32 +16,18 @@ export function usePoll<T>(load: () => Promise<T>, deps: unknown[], every = POLL
   const tick = useRef<() => void>(() => {});
 
   useEffect(() => {
-    let live = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let running = false;
     setState({ data: undefined, error: null, loading: true });
-    const run = async () => {
-      clearTimeout(timer);
-      if (!live || running) return;
-      if (document.hidden) return void (timer = setTimeout(run, every));
-      running = true;
-      try {
-        const data = await load();
-        if (live) setState({ data, error: null, loading: false });
-      } catch (error) {
-        if (live) setState((s) => ({ data: s.data, error: asApiError(error), loading: false }));
-      } finally {
-        running = false;
-        if (live) timer = setTimeout(run, every);
-      }
-    };
-    tick.current = run;
-    const onVisible = () => !document.hidden && run();
+    const poller = new Poller({
+      load, every, visible: () => !document.hidden,
+      onData: (data) => setState({ data, error: null, loading: false }),
+      onError: (error) => setState((s) => ({ data: s.data, error: asApiError(error), loading: false })),
+    });
+    tick.current = () => void poller.run();
+    const onVisible = () => !document.hidden && poller.run();
     document.addEventListener("visibilitychange", onVisible);
-    void run();
+    void poller.run();
     return () => {
-      live = false;
-      clearTimeout(timer);
+      poller.stop();
       document.removeEventListener("visibilitychange", onVisible);
     };
   }, deps);
