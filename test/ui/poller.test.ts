@@ -4,19 +4,21 @@ import { Poller } from "../../src/ui/client/lib/poller.ts";
 
 /** A poller whose loads wait until the test answers them; the timer is far off, so only `run` starts a load. */
 function controlled(visible = () => true) {
-  const pending: ((n: number) => void)[] = [];
+  const pending: { resolve: (n: number) => void; reject: (e: Error) => void }[] = [];
   const got: number[] = [];
   const errors: unknown[] = [];
   let loads = 0;
   const poller = new Poller<number>({
-    load: () => { loads++; return new Promise<number>((resolve) => pending.push(resolve)); },
+    load: () => { loads++; return new Promise<number>((resolve, reject) => pending.push({ resolve, reject })); },
     every: 60_000, visible, onData: (n) => got.push(n), onError: (e) => errors.push(e),
   });
-  const answer = async (n: number) => {
-    pending.shift()!(n);
+  const settle = async (answer: number | Error) => {
+    const p = pending.shift()!;
+    if (answer instanceof Error) p.reject(answer);
+    else p.resolve(answer);
     await Bun.sleep(0);
   };
-  return { poller, got, errors, answer, loads: () => loads };
+  return { poller, got, errors, settle, loads: () => loads };
 }
 
 test("a refresh asked for while a load is in flight loads again right after it, once", async () => {
@@ -26,10 +28,10 @@ test("a refresh asked for while a load is in flight loads again right after it, 
   void c.poller.run(); // the change this refresh is for came after the load above started
   void c.poller.run();
   expect(c.loads()).toBe(1);
-  await c.answer(1);
+  await c.settle(1);
   expect(c.got).toEqual([1]);
   expect(c.loads()).toBe(2);
-  await c.answer(2);
+  await c.settle(2);
   expect(c.got).toEqual([1, 2]);
   expect(c.loads()).toBe(2);
   c.poller.stop();
@@ -38,11 +40,11 @@ test("a refresh asked for while a load is in flight loads again right after it, 
 test("a refresh with no load in flight loads at once; a stopped poller loads nothing and reports nothing", async () => {
   const c = controlled();
   void c.poller.run();
-  await c.answer(1);
+  await c.settle(1);
   void c.poller.run();
   expect(c.loads()).toBe(2);
   c.poller.stop();
-  await c.answer(2);
+  await c.settle(2);
   expect(c.got).toEqual([1]);
   void c.poller.run();
   expect(c.loads()).toBe(2);
@@ -50,23 +52,15 @@ test("a refresh with no load in flight loads at once; a stopped poller loads not
 
 test("a failed load is reported and the poller goes on; a hidden page starts no load", async () => {
   let shown = false;
-  const pending: ((v: number) => void)[] = [];
-  const rejects: ((e: Error) => void)[] = [];
-  const errors: unknown[] = [];
-  let loads = 0;
-  const poller = new Poller<number>({
-    load: () => { loads++; return new Promise<number>((resolve, reject) => { pending.push(resolve); rejects.push(reject); }); },
-    every: 60_000, visible: () => shown, onData: () => {}, onError: (e) => errors.push(e),
-  });
-  void poller.run();
-  expect(loads).toBe(0);
+  const c = controlled(() => shown);
+  void c.poller.run();
+  expect(c.loads()).toBe(0);
   shown = true;
-  void poller.run();
-  expect(loads).toBe(1);
-  rejects.shift()!(new Error("offline"));
-  await Bun.sleep(0);
-  expect(errors).toHaveLength(1);
-  void poller.run();
-  expect(loads).toBe(2);
-  poller.stop();
+  void c.poller.run();
+  expect(c.loads()).toBe(1);
+  await c.settle(new Error("offline"));
+  expect(c.errors).toHaveLength(1);
+  void c.poller.run();
+  expect(c.loads()).toBe(2);
+  c.poller.stop();
 });

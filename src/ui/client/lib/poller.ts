@@ -33,12 +33,17 @@ export class Poller<T> {
       if (this.live) this.o.onError(error);
     } finally {
       this.running = false;
-      if (this.live && this.again) {
-        this.again = false;
-        void this.run();
-      } else if (this.live) this.timer = setTimeout(this.run, this.o.every);
+      this.next();
     }
   };
+
+  /** After a load: the refresh asked for meanwhile, or else the timer. */
+  private next(): void {
+    if (!this.live) return;
+    if (!this.again) return void (this.timer = setTimeout(this.run, this.o.every));
+    this.again = false;
+    void this.run();
+  }
 
   /** The view is gone: no load starts again, and the one in flight reports nothing. */
   stop(): void {
