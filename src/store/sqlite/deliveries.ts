@@ -20,7 +20,7 @@ import type { LockSignal } from "./lock-signal.ts";
 const MISSED_WHILE_DOWN = "listener down for longer than the retry schedule";
 const NO_SLOTS: Slots = new Map();
 
-type Detail = { id: number; attempt: number; listenerSeq: number; messageId: string; messageName: string | null; data: string; createdAt: number };
+type Detail = { id: number; attempt: number; listenerSeq: number; messageSeq: number; messageId: string; messageName: string | null; createdAt: number };
 type ListenerDetail = {
   seq: number; id: string; orgId: string; notifyUrl: string; secret: string; previousSecret: string | null; previousSecretUntil: number | null;
   livenessState: string; enabled: number; queueId: string; queueName: string; headers: string | null;
@@ -28,28 +28,36 @@ type ListenerDetail = {
 };
 
 type Message = ClaimedDelivery["message"];
+type Listener = ClaimedDelivery["listener"];
 
-/** `messages`: the claim's message objects by id, shared by its deliveries of one message (send.ts builds the body once per object). */
-function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number, startAt: number | null, messages: Map<string, Message>): ClaimedDelivery {
-  let message = messages.get(d.messageId);
-  if (message === undefined) {
-    message = { id: d.messageId, name: d.messageName, queue: { id: l.queueId, name: l.queueName }, data: d.data, createdAt: d.createdAt };
-    messages.set(d.messageId, message);
-  }
+/**
+ * One claim's objects, shared by its rows: a message's by its seq (send.ts builds the body once per message
+ * object) and a listener's by its seq (send.ts writes its headers out once per listener object).
+ */
+type Shared = { data: Map<number, string>; messages: Map<number, Message>; listeners: Map<number, Listener> };
+
+function claimedListener(l: ListenerDetail, now: number): Listener {
   const secrets = [l.secret];
   if (l.previousSecret && l.previousSecretUntil !== null && l.previousSecretUntil > now) secrets.push(l.previousSecret);
   return {
-    id: d.id,
-    token,
-    attempt: d.attempt,
-    listener: {
-      seq: l.seq, id: l.id, orgId: l.orgId, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled,
-      headers: l.headers === null ? null : JSON.parse(l.headers),
-      concurrency: l.concurrency, rateLimit: l.rateLimit, fifo: l.fifo === 1,
-    },
-    startAt,
-    message,
+    seq: l.seq, id: l.id, orgId: l.orgId, notifyUrl: l.notifyUrl, secrets, held: l.livenessState === "down" || !l.enabled,
+    headers: l.headers === null ? null : JSON.parse(l.headers),
+    concurrency: l.concurrency, rateLimit: l.rateLimit, fifo: l.fifo === 1,
   };
+}
+
+function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number, startAt: number | null, shared: Shared): ClaimedDelivery {
+  let message = shared.messages.get(d.messageSeq);
+  if (message === undefined) {
+    message = { id: d.messageId, name: d.messageName, queue: { id: l.queueId, name: l.queueName }, data: shared.data.get(d.messageSeq)!, createdAt: d.createdAt };
+    shared.messages.set(d.messageSeq, message);
+  }
+  let listener = shared.listeners.get(l.seq);
+  if (listener === undefined) {
+    listener = claimedListener(l, now);
+    shared.listeners.set(l.seq, listener);
+  }
+  return { id: d.id, token, attempt: d.attempt, listener, startAt, message };
 }
 
 function settle(s: Statements, c: Completion, now: number, acknowledged: Map<number, number>, raw: Raw): boolean {
@@ -102,16 +110,18 @@ function leasedDetails(s: Statements, ids: number[], token: string, now: number,
   if (rows.length === 0) return [];
   const seqs = [...new Set(rows.map((r) => r.listenerSeq))];
   const listeners = new Map((s.leasedListeners.all({ seqs: JSON.stringify(seqs) }) as ListenerDetail[]).map((l) => [l.seq, l]));
+  const messageSeqs = JSON.stringify([...new Set(rows.map((r) => r.messageSeq))]);
+  const data = new Map((s.leasedData.all({ seqs: messageSeqs }) as { seq: number; data: string }[]).map((m) => [m.seq, m.data]));
+  const shared: Shared = { data, messages: new Map(), listeners: new Map() };
   const nth = new Map<number, number>();
-  const messages = new Map<string, Message>();
-  // A listener deleted since the lease took its deliveries with it; a row read before that is simply not sent.
+  // A listener or message deleted since the lease took its deliveries with it; a row read before that is simply not sent.
   return rows.flatMap((d) => {
     const l = listeners.get(d.listenerSeq);
-    if (!l) return [];
+    if (!l || !data.has(d.messageSeq)) return [];
     const slot = slots.get(d.listenerSeq);
     const i = nth.get(d.listenerSeq) ?? 0;
     nth.set(d.listenerSeq, i + 1);
-    return [toClaimed(d, l, token, now, slot ? slotOf(slot.from, i, slot.rateLimit) : null, messages)];
+    return [toClaimed(d, l, token, now, slot ? slotOf(slot.from, i, slot.rateLimit) : null, shared)];
   });
 }
 

@@ -104,11 +104,13 @@ export const SQL = {
     WHERE id IN (SELECT value FROM json_each($ids)) AND +state = 'pending' AND +next_attempt_at <= $now`,
   // In no particular order: the caller puts the rows back in the order they were chosen (an ORDER BY here
   // sorted every row with its message data in a temporary b-tree). Each listener's own fields come once per
-  // claim (leasedListeners), not once per row: most claims are many rows of few listeners.
+  // claim (leasedListeners), not once per row: most claims are many rows of few listeners; so does each
+  // message's data (leasedData), which a message's rows to several listeners would each carry otherwise.
   leasedDetails: `SELECT d.id AS id, d.attempt AS attempt, d.listener_seq AS listenerSeq,
-      m.id AS messageId, m.name AS messageName, m.data AS data, m.created_at AS createdAt
+      m.seq AS messageSeq, m.id AS messageId, m.name AS messageName, m.created_at AS createdAt
     FROM deliveries d CROSS JOIN messages m ON m.seq = d.message_seq
     WHERE d.id IN (SELECT value FROM json_each($ids)) AND d.lease_owner = $token`,
+  leasedData: `SELECT seq, data FROM messages WHERE seq IN (SELECT value FROM json_each($seqs))`,
   // A listener's queue is its messages' queue: deliveries are made for the listeners of the queue published to.
   leasedListeners: `SELECT l.seq AS seq, l.id AS id, l.org_id AS orgId, l.notify_url AS notifyUrl, l.secret AS secret,
       l.previous_secret AS previousSecret, l.previous_secret_until AS previousSecretUntil,
