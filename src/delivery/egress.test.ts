@@ -268,6 +268,28 @@ describe("send", () => {
     expect(receiver.seen).toEqual([]);
   });
 
+  test("shared headers go with every request that carries them, before the request's own", async () => {
+    const receiver = await startReceiver(ok);
+    const pool = newPool();
+    const shared = { "x-tenant": "acme", authorization: "Bearer t" };
+    for (const id of ["1", "2"]) {
+      const result = await send({ ...base, sharedHeaders: shared, headers: { "x-id": id }, url: `http://127.0.0.1:${receiver.port}/`, pool });
+      expect(expectStatus(result).status).toBe(200);
+    }
+    expect(receiver.seen.map((s) => [s.headers["x-tenant"], s.headers.authorization, s.headers["x-id"]])).toEqual([["acme", "Bearer t", "1"], ["acme", "Bearer t", "2"]]);
+    const seenOrder = receiver.seen[0]!.headers;
+    expect(Object.keys(seenOrder).indexOf("x-tenant")).toBeLessThan(Object.keys(seenOrder).indexOf("x-id"));
+  });
+
+  test("an invalid shared header is refused on every request that carries it", async () => {
+    const receiver = await startReceiver(ok);
+    const shared = { "x-bad": "a\r\nb" };
+    for (let i = 0; i < 2; i++) {
+      expectError(await send({ ...base, sharedHeaders: shared, url: `http://127.0.0.1:${receiver.port}/`, pool: newPool() }));
+    }
+    expect(receiver.seen).toEqual([]);
+  });
+
   test("requests with the same agent key reuse the connection", async () => {
     const receiver = await startReceiver(ok);
     const pool = newPool();

@@ -126,6 +126,8 @@ export type SendRequest = {
   /** Text, or its UTF-8 bytes. */
   body: string | Uint8Array;
   headers: Record<string, string>;
+  /** Headers the same object carries for many requests (a listener's), never changed once sent: checked and written out once per object. */
+  sharedHeaders?: Readonly<Record<string, string>>;
   timeoutMs: number;
   policy: TargetPolicy;
   /** Connections are kept and reused per key: a listener's own. */

@@ -35,17 +35,31 @@ export function bodyOf(message: ClaimedDelivery["message"]): Buffer {
   return bytes;
 }
 
-export function headersOf(delivery: ClaimedDelivery, body: string | Uint8Array, nowMs: number, version: string): Record<string, string> {
+/**
+ * Headers every delivery to the listener carries, one object per listener object (a claim shares one among its
+ * deliveries: store/sqlite/deliveries.ts), so egress writes them out once (http1/request.ts). The listener's own
+ * first: fanout's names are refused as its own (headers.ts), and would win anyway.
+ */
+const listenerHeaders = new WeakMap<ClaimedDelivery["listener"], Readonly<Record<string, string>>>();
+
+function sharedHeadersOf(listener: ClaimedDelivery["listener"], version: string): Readonly<Record<string, string>> {
+  let headers = listenerHeaders.get(listener);
+  if (headers === undefined) {
+    headers = Object.freeze({ ...listener.headers, "content-type": "application/json", "user-agent": `fanout/${version}` });
+    listenerHeaders.set(listener, headers);
+  }
+  return headers;
+}
+
+/** A delivery's headers: those its listener's deliveries share, and this attempt's own (id, time, signature). */
+export function headersOf(delivery: ClaimedDelivery, body: string | Uint8Array, nowMs: number, version: string) {
   const timestamp = Math.floor(nowMs / 1000);
-  // The listener's own first: fanout's headers are refused as its names (headers.ts), and would win anyway.
-  return {
-    ...delivery.listener.headers,
-    "content-type": "application/json",
-    "user-agent": `fanout/${version}`,
+  const own = {
     "webhook-id": delivery.message.id,
     "webhook-timestamp": String(timestamp),
     "webhook-signature": signatureHeader(delivery.listener.secrets, delivery.message.id, timestamp, body),
   };
+  return { shared: sharedHeadersOf(delivery.listener, version), own };
 }
 
 /** What one attempt's result means: the outcome for the retry policy and the record for the attempts log. */
@@ -92,11 +106,13 @@ export function outcomeOf(result: SendResult): DeliveryOutcome {
 export async function attempt(delivery: ClaimedDelivery, deps: AttemptDeps, startedAt = deps.now()): Promise<AttemptResult> {
   const body = bodyOf(delivery.message);
   const attemptedAt = startedAt;
+  const { shared, own } = headersOf(delivery, body, attemptedAt, deps.version);
   const result = await deps.send({
     ...deps.request,
     url: delivery.listener.notifyUrl,
     body,
-    headers: headersOf(delivery, body, attemptedAt, deps.version),
+    headers: own,
+    sharedHeaders: shared,
     poolKey: `notify:${delivery.listener.seq}`,
   });
   const { outcome, record } = judge(result, attemptedAt);

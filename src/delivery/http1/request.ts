@@ -25,15 +25,35 @@ export function originOf(url: string): Origin {
   return origin;
 }
 
-/** The request's bytes; a header that could split the message throws, as node:http's would. */
-export function encode(req: SendRequest, origin: Origin): Buffer {
-  const method = req.method ?? "POST";
-  let head = `${method} ${origin.path} HTTP/1.1\r\nhost: ${origin.host}\r\n`;
-  for (const [name, value] of Object.entries(req.headers)) {
+/** Header lines; a header that could split the message throws, as node:http's would. */
+function linesOf(headers: Readonly<Record<string, string>>): string {
+  let lines = "";
+  for (const name in headers) {
+    const value = headers[name]!;
     if (FRAMING.has(name.toLowerCase())) continue;
     if (!TOKEN.test(name) || !FIELD_VALUE.test(value)) throw new TypeError(`invalid header: ${JSON.stringify(name)}`);
-    head += `${name}: ${value}\r\n`;
+    lines += `${name}: ${value}\r\n`;
   }
+  return lines;
+}
+
+/** Shared headers' lines, by object: a listener's deliveries share one, so its headers are checked once, not per delivery. */
+const sharedLines = new WeakMap<Readonly<Record<string, string>>, string>();
+
+function sharedLinesOf(headers: Readonly<Record<string, string>> | undefined): string {
+  if (headers === undefined) return "";
+  let lines = sharedLines.get(headers);
+  if (lines === undefined) {
+    lines = linesOf(headers);
+    sharedLines.set(headers, lines);
+  }
+  return lines;
+}
+
+/** The request's bytes: the shared headers, then the request's own. */
+export function encode(req: SendRequest, origin: Origin): Buffer {
+  const method = req.method ?? "POST";
+  const head = `${method} ${origin.path} HTTP/1.1\r\nhost: ${origin.host}\r\n${sharedLinesOf(req.sharedHeaders)}${linesOf(req.headers)}`;
   if (method !== "POST") return Buffer.from(`${head}\r\n`, "latin1");
   const body = typeof req.body === "string" ? Buffer.from(req.body, "utf8") : req.body;
   return Buffer.concat([Buffer.from(`${head}content-length: ${body.length}\r\n\r\n`, "latin1"), body]);
