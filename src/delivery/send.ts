@@ -43,12 +43,8 @@ export function bodyOf(message: ClaimedDelivery["message"]): Buffer {
 const listenerHeaders = new WeakMap<ClaimedDelivery["listener"], Readonly<Record<string, string>>>();
 
 function sharedHeadersOf(listener: ClaimedDelivery["listener"], version: string): Readonly<Record<string, string>> {
-  let headers = listenerHeaders.get(listener);
-  if (headers === undefined) {
-    headers = Object.freeze({ ...listener.headers, "content-type": "application/json", "user-agent": `fanout/${version}` });
-    listenerHeaders.set(listener, headers);
-  }
-  return headers;
+  return listenerHeaders.getOrInsertComputed(listener, () =>
+    Object.freeze({ ...listener.headers, "content-type": "application/json", "user-agent": `fanout/${version}` }));
 }
 
 /** A delivery's headers: those its listener's deliveries share, and this attempt's own (id, time, signature). */

@@ -119,6 +119,19 @@ for (const backend of storeBackends()) {
       expect(await claim()).toEqual([]);
     });
 
+    test("a claim's rows of one message share its object, and its rows of one listener theirs (send.ts builds each once)", async () => {
+      const [a, b] = [await listener("a"), await listener("b")];
+      const [m1, m2] = [await publish('{"n":1}'), await publish('{"n":2}')];
+      const claimed = await claim();
+      const find = (m: string, l: string) => claimed.find((c) => c.message.id === m && c.listener.id === l)!;
+      expect(claimed).toHaveLength(4);
+      expect(find(m1.id, a.id).message).toBe(find(m1.id, b.id).message);
+      expect(find(m1.id, a.id).message).not.toBe(find(m2.id, a.id).message);
+      expect(find(m1.id, a.id).listener).toBe(find(m2.id, a.id).listener);
+      expect(find(m1.id, a.id).listener).not.toBe(find(m1.id, b.id).listener);
+      expect(find(m2.id, b.id).message.data).toBe('{"n":2}');
+    });
+
     test("a claim respects its limit, the per-listener cap and what is already in flight", async () => {
       const a = await listener("a");
       await listener("b");

@@ -41,13 +41,7 @@ function linesOf(headers: Readonly<Record<string, string>>): string {
 const sharedLines = new WeakMap<Readonly<Record<string, string>>, string>();
 
 function sharedLinesOf(headers: Readonly<Record<string, string>> | undefined): string {
-  if (headers === undefined) return "";
-  let lines = sharedLines.get(headers);
-  if (lines === undefined) {
-    lines = linesOf(headers);
-    sharedLines.set(headers, lines);
-  }
-  return lines;
+  return headers === undefined ? "" : sharedLines.getOrInsertComputed(headers, linesOf);
 }
 
 /** The request's bytes: the shared headers, then the request's own. */

@@ -27,36 +27,42 @@ type DetailRow = {
   headers: string | null; concurrency: number | null; rate_limit: number | null; fifo: boolean;
 };
 
-function toClaimed(r: DetailRow, token: string, now: number): ClaimedDelivery {
+type Listener = ClaimedDelivery["listener"];
+type Message = ClaimedDelivery["message"];
+
+function claimedListener(r: DetailRow, now: number): Listener {
   const secrets = [r.secret];
   const until = numOrNull(r.previous_secret_until);
   if (r.previous_secret && until !== null && until > now) secrets.push(r.previous_secret);
   return {
-    id: num(r.id),
-    token,
-    attempt: r.attempt,
-    listener: {
-      seq: num(r.listener_seq), id: r.listener_id, orgId: r.org_id, notifyUrl: r.notify_url, secrets, held: r.held,
-      headers: r.headers === null ? null : JSON.parse(r.headers),
-      concurrency: r.concurrency, rateLimit: r.rate_limit, fifo: r.fifo,
-    },
-    startAt: null,
-    message: {
-      id: r.message_id,
-      name: r.message_name,
-      queue: { id: r.queue_id, name: r.queue_name },
-      data: r.data,
-      createdAt: num(r.created_at),
-    },
+    seq: num(r.listener_seq), id: r.listener_id, orgId: r.org_id, notifyUrl: r.notify_url, secrets, held: r.held,
+    headers: r.headers === null ? null : JSON.parse(r.headers),
+    concurrency: r.concurrency, rateLimit: r.rate_limit, fifo: r.fifo,
   };
 }
 
-/** The rows leased, oldest due first as chosen (RETURNING gives no order). */
+function claimedMessage(r: DetailRow): Message {
+  return { id: r.message_id, name: r.message_name, queue: { id: r.queue_id, name: r.queue_name }, data: r.data, createdAt: num(r.created_at) };
+}
+
+/**
+ * The rows leased, oldest due first as chosen (RETURNING gives no order). Rows of one listener share its object,
+ * and rows of one message its object, as on SQLite: send.ts builds a body and writes headers out once per object.
+ */
 function leasedRows(rows: DetailRow[], token: string, now: number): ClaimedDelivery[] {
+  const listeners = new Map<string, Listener>();
+  const messages = new Map<string, Message>();
   return rows
     .filter((r) => r.id !== null)
     .sort((a, b) => num(a.due) - num(b.due) || num(a.id) - num(b.id))
-    .map((r) => toClaimed(r, token, now));
+    .map((r) => ({
+      id: num(r.id),
+      token,
+      attempt: r.attempt,
+      listener: listeners.getOrInsertComputed(r.listener_seq, () => claimedListener(r, now)),
+      startAt: null,
+      message: messages.getOrInsertComputed(r.message_id, () => claimedMessage(r)),
+    }));
 }
 
 export function deliveryStore(client: SQL): DeliveryStore {

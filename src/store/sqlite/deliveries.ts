@@ -47,16 +47,9 @@ function claimedListener(l: ListenerDetail, now: number): Listener {
 }
 
 function toClaimed(d: Detail, l: ListenerDetail, token: string, now: number, startAt: number | null, shared: Shared): ClaimedDelivery {
-  let message = shared.messages.get(d.messageSeq);
-  if (message === undefined) {
-    message = { id: d.messageId, name: d.messageName, queue: { id: l.queueId, name: l.queueName }, data: shared.data.get(d.messageSeq)!, createdAt: d.createdAt };
-    shared.messages.set(d.messageSeq, message);
-  }
-  let listener = shared.listeners.get(l.seq);
-  if (listener === undefined) {
-    listener = claimedListener(l, now);
-    shared.listeners.set(l.seq, listener);
-  }
+  const message = shared.messages.getOrInsertComputed(d.messageSeq, () =>
+    ({ id: d.messageId, name: d.messageName, queue: { id: l.queueId, name: l.queueName }, data: shared.data.get(d.messageSeq)!, createdAt: d.createdAt }));
+  const listener = shared.listeners.getOrInsertComputed(l.seq, () => claimedListener(l, now));
   return { id: d.id, token, attempt: d.attempt, listener, startAt, message };
 }
 
